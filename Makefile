@@ -1,0 +1,45 @@
+# eegbench: `make eval` sets everything up and runs the benchmark; `make test` runs the tests.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+MODEL    ?=
+PARADIGM ?= codeact
+SET      ?=
+JOBS     ?= 2
+RUN      ?=
+EVAL_ARGS ?=
+
+.PHONY: setup data truth truth-check eval test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml kernel_image/requirements.txt
+	@command -v bwrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r kernel_image/requirements.txt -e '.[test,local-llm]'
+	touch $(STAMP)
+
+data: setup
+	$(PY) -m runner.cli data
+
+truth: data
+	$(PY) -m runner.cli truth
+
+truth-check: data
+	$(PY) -m runner.cli truth --check
+
+eval: data
+	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) \
+		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') $(EVAL_ARGS)
+
+test: data
+	$(PY) -m pytest -q -ra
+
+bench: data
+	$(PY) -m runner.bench
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info

@@ -1,0 +1,77 @@
+"""RunConfig: every setting of a run, recorded in run.json and checked on resume."""
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from runner.sandbox.base import Limits
+
+PARADIGMS = ("codeact",)
+
+
+class ControlLimits(BaseModel):
+    """The CodeAct interaction controls (BrainBench Table 9)."""
+
+    max_rounds: int = Field(20, ge=1)
+    exec_timeout_s: float = Field(150.0, gt=0)
+    grace_s: float = Field(5.0, ge=0)
+    deadline_s: float = Field(720.0, gt=0)
+    repeat_limit: int = Field(3, ge=1)  # same code sha256 or same error fingerprint N times
+    max_no_action: int = Field(3, ge=1)  # replies with neither <execute> nor <solution>
+    output_budget_chars: int = Field(8000, ge=200)
+
+
+class ResourceLimits(BaseModel):
+    memory_mb: int = Field(4096, ge=128)
+    pids: int = Field(256, ge=16)
+    cpus: float = Field(1.0, gt=0)
+
+
+class ModelSettings(BaseModel):
+    temperature: float = 0.0
+    max_tokens: int = Field(2048, ge=1)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+
+
+class RunConfig(BaseModel):
+    run_id: str
+    model: str
+    paradigm: Literal["codeact"] = "codeact"
+    selection: list[str] = Field(default_factory=list)  # SET=: subsets, tasks or case ids
+    jobs: int = Field(1, ge=1)
+    sandbox: Literal["local"] = "local"
+    controls: ControlLimits = Field(default_factory=ControlLimits)
+    resources: ResourceLimits = Field(default_factory=ResourceLimits)
+    model_settings: ModelSettings = Field(default_factory=ModelSettings)
+
+    def sandbox_limits(self) -> Limits:
+        return Limits(
+            memory_mb=self.resources.memory_mb,
+            pids=self.resources.pids,
+            cpus=self.resources.cpus,
+            exec_timeout_s=self.controls.exec_timeout_s,
+            grace_s=self.controls.grace_s,
+            output_budget_chars=self.controls.output_budget_chars,
+        )
+
+    def resume_key(self) -> dict:
+        """Settings that must match for a rerun to resume this run (jobs may change)."""
+        return self.model_dump(mode="json", exclude={"jobs"})
+
+
+def default_run_id(model: str, paradigm: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", Path(model).name if "/" in model else model).strip("-")
+    return f"{slug or 'model'}-{paradigm}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_run_id(run_id: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", run_id):
+        raise ValueError(
+            f"RUN={run_id!r}: use letters, digits, '.', '_' and '-' (at most 100 characters)"
+        )
+    return run_id

@@ -1,0 +1,20 @@
+"""The floor: a model that gives up at once with an empty solution."""
+from __future__ import annotations
+
+from runner.models.base import Completion, Message, Model, ModelSession
+from runner.transcript import Usage
+from validation.instance import Instance
+
+EMPTY_SOLUTION = "<solution></solution>"
+
+
+class NullModel(Model):
+    name = "null"
+
+    def session(self, instance: Instance) -> ModelSession:
+        return _NullSession()
+
+
+class _NullSession(ModelSession):
+    def complete(self, messages: list[Message]) -> Completion:
+        return Completion(text=EMPTY_SOLUTION, usage=Usage(), latency_s=0.0)

@@ -1,0 +1,219 @@
+"""Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp, Ollama, OpenRouter...).
+
+The SDK's own retrying is switched off so the policy is ours and visible:
+- timeouts, connection errors, 408, 409, 429 and 5xx are transport trouble: retried with
+  exponential backoff and full jitter (honouring Retry-After), then ModelError(infrastructure).
+- 401, 403 and 404 mean a wrong key, base URL or model name: the model never answered, so
+  the instance must not be scored against it. ModelError(infrastructure=True) at once (no
+  retry: it will not heal by itself; a resume after fixing the setup retries the instance).
+- any other 4xx (400 context length exceeded, 413, 422) rejects this conversation, which
+  the model's own turns made: retrying would get the same answer, and DESIGN.md scores
+  everything the model did as produced. ModelError(infrastructure=False).
+The API key is handed to the SDK and never stored, logged or recorded.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import time
+from collections.abc import Callable, Mapping
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+
+from runner.models.base import Completion, Message, Model, ModelError, ModelSession
+from runner.transcript import Usage
+from validation.instance import Instance
+
+log = logging.getLogger(__name__)
+
+BASE_URL_VARS = ("EEGBENCH_BASE_URL", "OPENAI_BASE_URL")
+API_KEY_VARS = ("EEGBENCH_API_KEY", "OPENAI_API_KEY")
+RETRY_STATUS = frozenset({408, 409, 429})
+SETUP_STATUS = frozenset({401, 403, 404})
+
+
+def endpoint_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(base_url, api_key) from EEGBENCH_* or, failing that, OPENAI_* variables."""
+    env = os.environ if environ is None else environ
+    base_url = _first_set(env, BASE_URL_VARS)
+    api_key = _first_set(env, API_KEY_VARS)
+    missing = [
+        " or ".join(names)
+        for names, value in ((BASE_URL_VARS, base_url), (API_KEY_VARS, api_key))
+        if not value
+    ]
+    if missing:
+        raise ValueError(
+            "openai model: set " + " and ".join(missing)
+            + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)"
+        )
+    return base_url, api_key
+
+
+class OpenAIModel(Model):
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        api_key: str,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 2048,
+        stop: list[str] | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 5,
+        backoff_base_s: float = 1.0,
+        backoff_cap_s: float = 60.0,
+    ) -> None:
+        self.name = f"openai:{name}"
+        self.model_id = name
+        self.base_url = base_url
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.stop = list(stop) if stop else None
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self._sleep: Callable[[float], None] = time.sleep  # tests replace it
+        self._random = random.Random()
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s
+        )
+
+    def session(self, instance: Instance) -> ModelSession:
+        return _HttpSession(self)
+
+    def describe(self) -> dict:
+        return {
+            "name": self.name,
+            "model": self.model_id,
+            "base_url": _public_url(self.base_url),
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "stop": self.stop,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "backoff_base_s": self.backoff_base_s,
+            "backoff_cap_s": self.backoff_cap_s,
+        }
+
+    def close(self) -> None:
+        self._client.close()
+
+    def complete(self, messages: list[Message]) -> Completion:
+        """One reply, retrying transport failures; the latency is the successful attempt's."""
+        attempt = 0
+        while True:
+            start = time.perf_counter()
+            try:
+                response = self._client.chat.completions.create(**self._request(messages))
+                return _completion(response, time.perf_counter() - start)
+            except (openai.APIError, _EmptyResponse) as exc:
+                retry_after = self._check_retryable(exc, attempt)
+                what = _describe_error(exc)
+            delay = self.backoff_delay(attempt, retry_after)
+            log.warning(
+                "%s: attempt %d/%d failed (%s); retrying in %.1f s",
+                self.name, attempt + 1, self.max_retries + 1, what, delay,
+            )
+            self._sleep(delay)
+            attempt += 1
+
+    def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2**attempt)], at least Retry-After."""
+        delay = self._random.uniform(0.0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_cap_s))
+        return delay
+
+    def _request(self, messages: list[Message]) -> dict:
+        request = {
+            "model": self.model_id,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.stop:
+            request["stop"] = self.stop
+        return request
+
+    def _check_retryable(self, exc: Exception, attempt: int) -> float | None:
+        """Raise the final ModelError unless `exc` may be retried; return any Retry-After."""
+        status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+        what = _describe_error(exc)
+        if status in SETUP_STATUS:
+            raise ModelError(
+                f"{self.name}: endpoint refused the request ({what}); check the base URL, "
+                "the API key and the model name",
+                infrastructure=True,
+            ) from exc
+        if status is not None and status < 500 and status not in RETRY_STATUS:
+            raise ModelError(f"{self.name}: request rejected ({what})", infrastructure=False) from exc
+        if attempt >= self.max_retries:
+            raise ModelError(
+                f"{self.name}: giving up after {attempt + 1} attempts ({what})", infrastructure=True
+            ) from exc
+        return _retry_after(exc)
+
+
+class _HttpSession(ModelSession):
+    """Stateless: the controller sends the whole conversation each turn."""
+
+    def __init__(self, model: OpenAIModel) -> None:
+        self._model = model
+
+    def complete(self, messages: list[Message]) -> Completion:
+        return self._model.complete(messages)
+
+
+class _EmptyResponse(Exception):
+    """A 200 without choices: a broken proxy or server, treated like a 5xx."""
+
+
+def _completion(response, latency_s: float) -> Completion:
+    if not getattr(response, "choices", None):
+        raise _EmptyResponse("response has no choices")
+    text = response.choices[0].message.content or ""
+    usage = response.usage
+    return Completion(
+        text=text,
+        usage=Usage(
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+        ),
+        latency_s=latency_s,
+    )
+
+
+def _describe_error(exc: Exception) -> str:
+    status = exc.status_code if isinstance(exc, openai.APIStatusError) else None
+    name = type(exc).__name__
+    message = str(exc).replace("\n", " ")[:300]
+    return f"HTTP {status} {name}: {message}" if status else f"{name}: {message}"
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: rare enough to fall back on our own backoff
+
+
+def _first_set(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    for name in names:
+        if env.get(name):
+            return env[name]
+    return None
+
+
+def _public_url(url: str) -> str:
+    """The base URL without user:password@ or a query string, fit for run.json."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

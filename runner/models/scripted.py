@@ -1,0 +1,68 @@
+"""Replies from a file: the same list of assistant turns for every instance.
+
+Used by tests and adversarial checks (hostile code sent through the real loop). The file is
+JSON: {"replies": ["<execute>...</execute>", "<solution>...</solution>"]}. The i-th call of
+an instance's session gets the i-th string; once the list is used up every reply is "", which
+the controller treats as a reply without an action.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from runner.models.base import Completion, Message, Model, ModelSession
+from runner.transcript import Usage
+from validation.instance import Instance
+
+
+class ScriptedModel(Model):
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.replies = load_replies(self.path)
+        self.name = f"script:{self.path}"
+
+    def session(self, instance: Instance) -> ModelSession:
+        return ListSession(self.replies)
+
+    def describe(self) -> dict:
+        raw = self.path.read_bytes() if self.path.is_file() else b""
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "replies": len(self.replies),
+        }
+
+
+class ListSession(ModelSession):
+    """Hands out a fixed list of replies in order, then "" forever."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self._replies = replies
+        self._calls = 0
+
+    def complete(self, messages: list[Message]) -> Completion:
+        index = self._calls
+        self._calls += 1
+        text = self._replies[index] if index < len(self._replies) else ""
+        return Completion(text=text, usage=Usage(), latency_s=0.0)
+
+
+def load_replies(path: Path) -> list[str]:
+    """Read and validate a replies file; errors name the file and the bad field."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read scripted replies file: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+    if not isinstance(data, dict) or "replies" not in data:
+        raise ValueError(f'{path}: missing field "replies" (expected {{"replies": ["...", ...]}})')
+    replies = data["replies"]
+    if not isinstance(replies, list):
+        raise ValueError(f'{path}: field "replies" must be a list of strings, got {type(replies).__name__}')
+    for i, item in enumerate(replies):
+        if not isinstance(item, str):
+            raise ValueError(f'{path}: field "replies[{i}]" must be a string, got {type(item).__name__}')
+    return replies

@@ -1,0 +1,169 @@
+"""The CodeAct loop: one action per turn, code in the instance's kernel, controls enforced.
+
+The loop owns no resources: the scheduler starts the sandbox and the model session and
+hands them in, so every way the loop can end leaves teardown to one place.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from runner.config import ControlLimits
+from runner.models.base import Message, ModelError, ModelSession
+from runner.paradigms import prompts
+from runner.paradigms.actions import parse_action
+from runner.sandbox.base import Sandbox, SandboxError
+from runner.transcript import InstanceStatus, Observation, Turn
+from validation.instance import Instance
+
+
+@dataclass
+class InstanceOutcome:
+    status: InstanceStatus
+    report: str | None
+    turns: list[Turn]
+    messages: list[Message]
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class _Stop(Exception):
+    def __init__(self, status: InstanceStatus, error: str | None = None) -> None:
+        self.status = status
+        self.error = error
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def error_fingerprint(obs: Observation) -> str | None:
+    """Same failure, different numbers: digits and addresses removed before hashing."""
+    if obs.status == "ok":
+        return None
+    detail = f"{obs.status}:{obs.error_name or ''}:{obs.error_value or ''}"
+    return sha256_text(re.sub(r"0x[0-9a-f]+|\d+", "#", detail))
+
+
+class CodeActLoop:
+    def __init__(
+        self,
+        instance: Instance,
+        session: ModelSession,
+        sandbox: Sandbox,
+        controls: ControlLimits,
+        *,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_turn: Callable[[Turn], None] = lambda turn: None,
+    ) -> None:
+        self.instance = instance
+        self.session = session
+        self.sandbox = sandbox
+        self.controls = controls
+        self.should_stop = should_stop
+        self.on_turn = on_turn
+        self.messages: list[Message] = [
+            {"role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"role": "user", "content": prompts.instance_message(instance)},
+        ]
+        self.turns: list[Turn] = []
+        self.code_counts: Counter[str] = Counter()
+        self.error_counts: Counter[str] = Counter()
+        self.no_action = 0
+        self.deadline = time.monotonic() + controls.deadline_s
+
+    def run(self) -> InstanceOutcome:
+        try:
+            for index in range(self.controls.max_rounds):
+                outcome = self._round(index, final=index == self.controls.max_rounds - 1)
+                if outcome is not None:
+                    return outcome
+        except _Stop as stop:
+            return self._end(stop.status, None, stop.error)
+        return self._end("max_rounds", None)
+
+    def _round(self, index: int, final: bool) -> InstanceOutcome | None:
+        self._check_time()
+        if final:
+            self.messages.append({"role": "user", "content": prompts.FINAL_ROUND})
+        completion = self._complete()
+        action = parse_action(completion.text)
+        turn = Turn(
+            index=index,
+            reply=completion.text,
+            usage=completion.usage,
+            latency_s=round(completion.latency_s, 4),
+            action=action.kind,
+            note="final round" if final else None,
+        )
+        self.messages.append({"role": "assistant", "content": completion.text})
+        if action.kind == "solution":
+            self._record(turn)
+            return self._end("forced_solution" if final else "solution", action.body)
+        if final:
+            self._record(turn)
+            return self._end("max_rounds", None)
+        if action.kind == "none":
+            return self._no_action(turn)
+        self._execute(turn, action.body)
+        return None
+
+    def _complete(self):
+        try:
+            return self.session.complete(list(self.messages))
+        except ModelError as exc:
+            kind = "infrastructure" if exc.infrastructure else "request"
+            raise _Stop("infra_error", f"model {kind} error: {exc}") from exc
+
+    def _no_action(self, turn: Turn) -> InstanceOutcome | None:
+        self.no_action += 1
+        turn.note = f"no action ({self.no_action}/{self.controls.max_no_action})"
+        self._record(turn)
+        if self.no_action >= self.controls.max_no_action:
+            return self._end("missing_action", None)
+        self.messages.append({"role": "user", "content": prompts.NO_ACTION})
+        return None
+
+    def _execute(self, turn: Turn, code: str) -> None:
+        turn.code = code
+        turn.code_sha256 = sha256_text(code)
+        try:
+            obs = self.sandbox.execute(code)
+        except SandboxError as exc:
+            self._record(turn)
+            raise _Stop("infra_error", f"sandbox error: {exc}") from exc
+        turn.observation = obs
+        self._record(turn)
+        self.messages.append({"role": "user", "content": prompts.observation_message(obs.text)})
+        self._check_repeats(turn.code_sha256, error_fingerprint(obs))
+
+    def _check_repeats(self, code_sha: str, fingerprint: str | None) -> None:
+        self.code_counts[code_sha] += 1
+        if self.code_counts[code_sha] >= self.controls.repeat_limit:
+            raise _Stop("repeated_failure", f"same code run {self.code_counts[code_sha]} times")
+        if fingerprint is None:
+            return
+        self.error_counts[fingerprint] += 1
+        if self.error_counts[fingerprint] >= self.controls.repeat_limit:
+            raise _Stop("repeated_failure", f"same error {self.error_counts[fingerprint]} times")
+
+    def _check_time(self) -> None:
+        if self.should_stop():
+            raise _Stop("infra_error", "run interrupted")
+        if time.monotonic() >= self.deadline:
+            raise _Stop("deadline", f"instance deadline of {self.controls.deadline_s:g} s passed")
+
+    def _record(self, turn: Turn) -> None:
+        self.turns.append(turn)
+        self.on_turn(turn)
+
+    def _end(self, status: InstanceStatus, report: str | None, error: str | None = None):
+        return InstanceOutcome(status, report, self.turns, self.messages, error)
+
+
+def run_codeact(instance, session, sandbox, controls, **hooks) -> InstanceOutcome:
+    return CodeActLoop(instance, session, sandbox, controls, **hooks).run()

@@ -1,0 +1,45 @@
+"""What run.json records about the environment a run happened in."""
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+LIBRARIES = ("numpy", "scipy", "mne", "yasa", "pandas", "ipykernel", "jupyter_client", "openai", "eegbench")
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def git_revision(root: Path) -> str:
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    if rev.returncode != 0:
+        return "unknown"
+    return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def describe(root: Path) -> dict:
+    return {
+        "git_revision": git_revision(root),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "libraries": library_versions(),
+    }

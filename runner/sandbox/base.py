@@ -1,0 +1,85 @@
+"""The sandbox contract every backend implements.
+
+A backend starts one isolated kernel per instance. The controller talks to it only through
+`Sandbox`: execute code, and the lifecycle calls DESIGN.md names (alive, interrupt,
+hard_kill, oom_killed, close). Timeout handling (interrupt, grace, hard kill, restart) is
+shared by all backends and lives in `runner/sandbox/kernel.py`.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.transcript import Observation
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be started or reached: an infrastructure failure, not the model's."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 4096
+    pids: int = 256
+    cpus: float = 1.0
+    exec_timeout_s: float = 150.0
+    grace_s: float = 5.0  # after an interrupt, before the hard kill
+    output_budget_chars: int = 8000
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    run_id: str
+    case_id: str
+    data_root: Path  # host directory holding the inputs
+    inputs: tuple[str, ...]  # data-root-relative files, mounted read-only at /input/<path>
+    workspace: Path  # host directory mounted read-write at /workspace
+    limits: Limits = field(default_factory=Limits)
+
+
+class Sandbox(ABC):
+    """One running, isolated kernel. Use as a context manager; `close` tears everything down."""
+
+    spec: SandboxSpec
+
+    @abstractmethod
+    def execute(self, code: str) -> Observation:
+        """Run one cell under the spec's timeout and output budget; never raises for model errors."""
+
+    @abstractmethod
+    def alive(self) -> bool: ...
+
+    @abstractmethod
+    def interrupt(self) -> None: ...
+
+    @abstractmethod
+    def hard_kill(self) -> None: ...
+
+    @abstractmethod
+    def oom_killed(self) -> bool: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Backend(ABC):
+    name: str
+
+    @abstractmethod
+    def available(self) -> tuple[bool, str]:
+        """Whether this backend can run here, and why (for the run log)."""
+
+    @abstractmethod
+    def start(self, spec: SandboxSpec) -> Sandbox:
+        """Start a sandbox whose kernel answers; raise SandboxError otherwise."""
+
+    @abstractmethod
+    def collect_stale(self) -> int:
+        """Remove leftovers (processes, cgroups, socket dirs) of runs that died; return how many."""

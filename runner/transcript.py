@@ -1,0 +1,47 @@
+"""What happened in one instance, turn by turn: the audit record's building blocks."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ExecStatus = Literal["ok", "error", "timeout", "oom", "died", "infra_error"]
+ActionKind = Literal["execute", "solution", "none"]
+InstanceStatus = Literal[
+    "solution",
+    "forced_solution",
+    "max_rounds",
+    "repeated_failure",
+    "missing_action",
+    "deadline",
+    "infra_error",
+]
+
+
+class Usage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Observation(BaseModel):
+    """The result of one execution, as returned to the model (already truncated)."""
+
+    text: str
+    status: ExecStatus
+    duration_s: float
+    error_name: str | None = None  # exception class, e.g. "ZeroDivisionError"
+    error_value: str | None = None
+    restarted: bool = False  # the kernel was killed and restarted after this execution
+    truncated_chars: int = 0  # characters removed by head+tail truncation
+
+
+class Turn(BaseModel):
+    index: int
+    reply: str  # the assistant's raw reply
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    action: ActionKind
+    code: str | None = None
+    code_sha256: str | None = None
+    observation: Observation | None = None
+    note: str | None = None  # controller remark: forced round, missing action, ...

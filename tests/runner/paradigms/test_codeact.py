@@ -1,0 +1,136 @@
+"""The CodeAct loop's controls, with a fake sandbox and scripted sessions (unit level).
+
+The real sandbox and real models are exercised in tests/integration/.
+"""
+import time
+
+import pytest
+
+from runner.config import ControlLimits
+from runner.models.base import Completion, ModelError, ModelSession
+from runner.paradigms import prompts
+from runner.paradigms.codeact import run_codeact
+from runner.sandbox.base import SandboxError
+from runner.transcript import Observation, Usage
+from validation.instance import Instance
+
+
+def make_instance() -> Instance:
+    return Instance.model_validate({
+        "meta_info": {"case_id": "fa_demo-01", "bench_subset": "Foundational Analysis", "task_id": "fa_demo"},
+        "agent_input": {"data_path": ["demo/rec.edf"], "instruction": "Compute x."},
+        "eval_config": {"parser_prompt": "", "metrics": [
+            {"metric_id": "x", "type": "numeric_check", "target_key": "x", "weight": 1.0,
+             "params": {"ground_truth": 1.0, "tolerance": 0.1}}]},
+    })
+
+
+class Replies(ModelSession):
+    def __init__(self, replies, delay=0.0):
+        self.replies = list(replies)
+        self.seen: list[list[dict]] = []
+        self.delay = delay
+
+    def complete(self, messages):
+        self.seen.append(messages)
+        time.sleep(self.delay)
+        reply = self.replies.pop(0) if self.replies else ""
+        if isinstance(reply, Exception):
+            raise reply
+        return Completion(reply, Usage(prompt_tokens=10, completion_tokens=5), 0.01)
+
+
+class FakeSandbox:
+    def __init__(self, observations=None, raises=None):
+        self.codes: list[str] = []
+        self.observations = observations or {}
+        self.raises = raises
+
+    def execute(self, code):
+        self.codes.append(code)
+        if self.raises:
+            raise self.raises
+        return self.observations.get(code, Observation(text="ok", status="ok", duration_s=0.0))
+
+
+def run(replies, sandbox=None, **limits):
+    session = Replies(replies)
+    outcome = run_codeact(make_instance(), session, sandbox or FakeSandbox(), ControlLimits(**limits))
+    return outcome, session
+
+
+def test_solution_after_execution():
+    outcome, session = run(["<execute>x=1</execute>", "<solution>{\"x\": 1}</solution>"])
+    assert outcome.status == "solution"
+    assert outcome.report == '{"x": 1}'
+    assert [t.action for t in outcome.turns] == ["execute", "solution"]
+    assert session.seen[1][-1]["content"] == prompts.observation_message("ok")
+
+
+def test_user_message_names_inputs_and_artifact_rule():
+    _, session = run(["<solution></solution>"])
+    first_user = session.seen[0][1]["content"]
+    assert "/input/demo/rec.edf" in first_user
+    assert "/workspace/file_check/" in first_user
+    assert "ground_truth" not in str(session.seen[0])
+
+
+def test_final_round_is_forced_and_solution_marked_forced():
+    outcome, session = run(["<execute>a=1</execute>", "<execute>a=2</execute>", "<solution>r</solution>"], max_rounds=3)
+    assert outcome.status == "forced_solution"
+    assert session.seen[2][-1]["content"] == prompts.FINAL_ROUND
+
+
+def test_no_solution_on_final_round_is_max_rounds():
+    outcome, _ = run(["<execute>a=1</execute>", "<execute>a=2</execute>", "<execute>a=3</execute>"], max_rounds=3)
+    assert outcome.status == "max_rounds"
+    assert outcome.report is None
+
+
+def test_same_code_three_times_is_repeated_failure():
+    outcome, _ = run(["<execute>x=1</execute>"] * 5)
+    assert outcome.status == "repeated_failure"
+    assert len(outcome.turns) == 3
+
+
+def test_same_error_fingerprint_three_times_is_repeated_failure():
+    observations = {
+        f"f({i})": Observation(text="boom", status="error", duration_s=0, error_name="KeyError", error_value=f"'ch{i}'")
+        for i in range(5)
+    }
+    outcome, _ = run([f"<execute>f({i})</execute>" for i in range(5)], FakeSandbox(observations))
+    assert outcome.status == "repeated_failure"
+    assert len(outcome.turns) == 3
+
+
+def test_three_replies_without_action_is_missing_action():
+    outcome, session = run(["hmm", "let me think", "ok", "<solution>late</solution>"])
+    assert outcome.status == "missing_action"
+    assert session.seen[1][-1]["content"] == prompts.NO_ACTION
+
+
+def test_deadline_stops_between_rounds():
+    session = Replies(["<execute>a=1</execute>"] * 3 + ["<execute>b</execute>"], delay=0.3)
+    outcome = run_codeact(make_instance(), session, FakeSandbox(), ControlLimits(deadline_s=0.5, repeat_limit=10))
+    assert outcome.status == "deadline"
+    assert len(outcome.turns) == 2
+
+
+def test_model_transport_error_is_infra_error():
+    outcome, _ = run([ModelError("503 after 5 retries", infrastructure=True)])
+    assert outcome.status == "infra_error"
+    assert "503" in outcome.error
+
+
+def test_sandbox_failure_is_infra_error_not_model_failure():
+    outcome, _ = run(["<execute>x=1</execute>"], FakeSandbox(raises=SandboxError("kernel gone")))
+    assert outcome.status == "infra_error"
+    assert "kernel gone" in outcome.error
+
+
+@pytest.mark.parametrize("stop_after", [0])
+def test_stop_request_ends_instance_unscored(stop_after):
+    outcome = run_codeact(make_instance(), Replies(["<solution>x</solution>"]), FakeSandbox(), ControlLimits(),
+                          should_stop=lambda: True)
+    assert outcome.status == "infra_error"
+    assert outcome.turns == []

@@ -1,0 +1,133 @@
+"""Instance scoring: report -> parsed fields -> one verdict per metric -> score 0..100.
+
+score = 100 * sum(w_i * s_i) / sum(w_i), both sums over the *scored* metrics only.
+Normalising by the weight sum makes the BrainBench convention (weights summing to 100,
+total = sum of w * s) and ours (weights summing to 1) give the same number. Metrics this
+deterministic path cannot score (judges, artifacts) are left out of both sums, reported in
+`unscored_weight`, and make `all_scored` False: a partial score is never passed off as a
+complete one, and an unscored unit is never silently 0 or 1.
+
+A missing or empty report parses to all-null fields, so every scored unit gets 0.
+Everything is rounded to 6 decimals, so the same input always serialises identically.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from validation.instance import Instance, MetricSpec
+from validation.parser import parse_report
+from validation.units import UNITS, MetricConfigError, UnitOutcome, ground_truth
+
+DECIMALS = 6
+
+
+class ScoringError(ValueError):
+    """An instance whose metrics cannot be scored; the message names case and metric."""
+
+
+class MetricResult(BaseModel):
+    metric_id: str
+    type: str
+    target_key: str
+    weight: float
+    predicted: Any = None
+    expected: Any = None
+    score: float | None  # 0..1; None when the unit was not scored
+    scored: bool
+    detail: str
+
+
+class InstanceScore(BaseModel):
+    case_id: str
+    fields: dict[str, Any] = Field(default_factory=dict)
+    parse_method: str
+    parse_notes: list[str] = Field(default_factory=list)
+    metrics: list[MetricResult]
+    score: float | None  # 0..100; None when no metric with weight > 0 was scored
+    unscored_weight: float
+    all_scored: bool
+
+
+def score_instance(instance: Instance, report: str | None) -> InstanceScore:
+    """Parse the report against the instance's target keys and score every metric.
+
+    Raises ScoringError only for a broken instance (bad metric params), never because of
+    what the report says.
+    """
+    parsed = parse_report(report or "", instance.eval_config.target_keys())
+    results = [
+        _score_metric(instance.case_id, spec, parsed.fields, report)
+        for spec in instance.eval_config.metrics
+    ]
+    return InstanceScore(
+        case_id=instance.case_id,
+        fields=parsed.fields,
+        parse_method=parsed.method,
+        parse_notes=parsed.notes,
+        metrics=results,
+        score=_aggregate(results),
+        unscored_weight=round(math.fsum(r.weight for r in results if not r.scored), DECIMALS),
+        all_scored=all(r.scored for r in results),
+    )
+
+
+def check_instance_metrics(instance: Instance) -> list[str]:
+    """Problems in the instance's deterministic metric params (empty list: all usable).
+
+    Meant for truth generation and run start-up, so a broken instance fails there and
+    not half way through a run.
+    """
+    problems = []
+    for spec in instance.eval_config.metrics:
+        try:
+            _run_unit(instance.case_id, spec, None)
+        except ScoringError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def _score_metric(
+    case_id: str, spec: MetricSpec, fields: dict[str, Any], report: str | None
+) -> MetricResult:
+    predicted = report if spec.target_key == "full_text" else fields.get(spec.target_key)
+    outcome = _run_unit(case_id, spec, predicted)
+    return MetricResult(
+        metric_id=spec.metric_id,
+        type=spec.type,
+        target_key=spec.target_key,
+        weight=spec.weight,
+        predicted=predicted,
+        expected=_expected(spec),
+        score=outcome.score,
+        scored=outcome.scored,
+        detail=outcome.detail,
+    )
+
+
+def _run_unit(case_id: str, spec: MetricSpec, predicted: Any) -> UnitOutcome:
+    unit = UNITS.get(spec.type)
+    if unit is None:  # MetricSpec validates the type; this guards a future type list change
+        raise ScoringError(f"{case_id}: metric {spec.metric_id}: no unit for type {spec.type!r}")
+    try:
+        return unit(predicted, spec.params)
+    except MetricConfigError as exc:
+        raise ScoringError(f"{case_id}: metric {spec.metric_id} ({spec.type}): {exc}") from exc
+
+
+def _expected(spec: MetricSpec) -> Any:
+    try:
+        return ground_truth(spec.params)
+    except MetricConfigError:
+        return None  # judge/artifact metrics may have no single reference value
+
+
+def _aggregate(results: list[MetricResult]) -> float | None:
+    scored = [r for r in results if r.scored and r.score is not None]
+    total_weight = math.fsum(r.weight for r in scored)
+    if total_weight <= 0:
+        return None
+    earned = math.fsum(r.weight * r.score for r in scored)
+    return round(100.0 * earned / total_weight, DECIMALS)
