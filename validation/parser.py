@@ -28,10 +28,14 @@ from pydantic import BaseModel, Field
 # Reports beyond this are parsed from their tail: the answer is at the end, and the bound
 # keeps the JSON scan (worst case quadratic in the number of '{') fast on hostile input.
 MAX_REPORT_CHARS = 200_000
+# A failed decode costs time linear in its offset (json builds a line/column message), so
+# hostile text full of '{"' would make the scan quadratic; the cap keeps it under a second.
+MAX_FAILED_DECODES = 2_000
 MAX_LITERAL_CHARS = 20_000  # ast.literal_eval input bound (fenced blocks, list values)
 MAX_KEY_CHARS = 80
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+# Only '{' followed by a key or '}' can open a JSON object; the others are not even tried.
+_OBJECT_START = re.compile(r'\{\s*["}]')
 _LINE = re.compile(r"^(?P<key>[^:=\n]{1,%d}?)\s*[:=]\s*(?P<value>.*)$" % MAX_KEY_CHARS)
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022>]+|\d{1,3}[.)])\s+")
 _KEY_DECOR = " \t*_`'\"#>"  # markdown bold/code, quotes, headings around a key
@@ -119,7 +123,7 @@ def _as_text(report: Any, notes: list[str]) -> str:
 # --- JSON objects ----------------------------------------------------------------------
 
 def _last_object_with_keys(text: str, keys: list[str], notes: list[str]) -> dict | None:
-    objects = _json_objects(text) + _fenced_literal_dicts(text)
+    objects = _json_objects(text, notes) + _fenced_literal_dicts(text)
     objects.sort(key=lambda pair: pair[0])  # by position in the report
     wanted = {normalize_key(k) for k in keys}
     chosen = None
@@ -133,7 +137,7 @@ def _last_object_with_keys(text: str, keys: list[str], notes: list[str]) -> dict
     return chosen
 
 
-def _json_objects(text: str) -> list[tuple[int, dict]]:
+def _json_objects(text: str, notes: list[str]) -> list[tuple[int, dict]]:
     """Every top-level JSON object in the text, with its start offset.
 
     Decoding is attempted at each '{' not inside an object already decoded, so an invalid
@@ -141,32 +145,53 @@ def _json_objects(text: str) -> list[tuple[int, dict]]:
     """
     decoder = json.JSONDecoder()
     found: list[tuple[int, dict]] = []
-    pos = text.find("{")
-    while pos != -1:
-        end = pos + 1
+    resume, failures = 0, 0
+    for start in _OBJECT_START.finditer(text):
+        pos = start.start()
+        if pos < resume:
+            continue  # inside an object already decoded
         try:
             value, end = decoder.raw_decode(text, pos)
         except (ValueError, RecursionError):
-            value = None
+            failures += 1
+            if failures >= MAX_FAILED_DECODES:
+                notes.append(f"JSON scan stopped after {failures} failed decodes at offset {pos}")
+                break
+            continue
         if isinstance(value, dict):
             found.append((pos, value))
-        else:
-            end = pos + 1
-        pos = text.find("{", end)
+            resume = end
     return found
 
 
 def _fenced_literal_dicts(text: str) -> list[tuple[int, dict]]:
     """Fenced blocks holding a Python dict literal (not JSON), e.g. pasted print() output."""
     found: list[tuple[int, dict]] = []
-    for match in _FENCE.finditer(text):
-        body = match.group(2).strip()
+    for start, body in _fenced_blocks(text):
+        body = body.strip()
         if not body.startswith("{") or len(body) > MAX_LITERAL_CHARS or _is_json(body):
             continue
         value = _literal(body)
         if isinstance(value, dict):
-            found.append((match.start(2), _jsonable(value)))
+            found.append((start, _jsonable(value)))
     return found
+
+
+def _fenced_blocks(text: str) -> list[tuple[int, str]]:
+    """(offset, body) of each ``` fenced block. Plain finds, not a regex: a regex with an
+    info-string group backtracks quadratically on a long line of backticks."""
+    blocks = []
+    pos = text.find("```")
+    while pos != -1:
+        header_end = text.find("\n", pos + 3)
+        if header_end == -1:
+            break
+        close = text.find("```", header_end + 1)
+        if close == -1:
+            break
+        blocks.append((header_end + 1, text[header_end + 1 : close]))
+        pos = text.find("```", close + 3)
+    return blocks
 
 
 def _is_json(body: str) -> bool:
@@ -180,7 +205,7 @@ def _is_json(body: str) -> bool:
 def _literal(body: str) -> Any:
     try:
         return ast.literal_eval(body)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+    except Exception:  # untrusted text: SyntaxError, ValueError, MemoryError, RecursionError...
         return None
 
 

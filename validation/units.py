@@ -37,7 +37,7 @@ _NUMERIC_TEXT = re.compile(
 )
 _PLAIN_NUMBER = re.compile(rf"^\s*{_NUMBER}\s*$")
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
-_LIST_SEPARATORS = re.compile(r"\s*[,;]\s*")
+_LIST_SEPARATORS = re.compile(r"[,;]")  # no \s* around: that backtracks quadratically
 _SIGNIFICANT_DIGITS = 12
 _MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit (4300)
 
@@ -96,7 +96,7 @@ def to_decimal(value: Any) -> tuple[Decimal | None, str]:
             return None, f"{value!r} is not finite"
         return Decimal(repr(value)), ""
     if isinstance(value, str):
-        match = _NUMERIC_TEXT.match(value)
+        match = _NUMERIC_TEXT.match(value.replace("\u2212", "-"))  # typographic minus
         if match is None:
             return None, f"{_short(value)} is not a number"
         number = Decimal(match.group("num"))
@@ -194,7 +194,7 @@ def _num(value: Decimal) -> str:
     return text if len(text) <= 30 else format(value, ".17g")
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: Any, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -283,7 +283,7 @@ def set_match_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
     pred = set(kept)
     hits = pred & truth
     cut = f" (first {top_k} of {len(tokens)})" if top_k and len(tokens) > top_k else ""
-    detail = f"predicted {sorted(pred)}{cut} vs {sorted(truth)}: {len(hits)} hit(s)"
+    detail = f"predicted {_short(sorted(pred))}{cut} vs {_short(sorted(truth))}: {len(hits)} hit(s)"
     if not truth:
         return _result(1.0 if not pred else 0.0, detail + "; empty reference set")
     if mode == "exact":
@@ -334,7 +334,7 @@ def sequence_match_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutco
     if items is None:
         return _fail("prediction missing" if predicted is None else "prediction is not a sequence")
     pred = _dedup([canonical_token(x) for x in items])[:top_k]
-    detail = f"predicted {pred} vs {truth}"
+    detail = f"predicted {_short(pred)} vs {_short(truth)}"
     if not truth:
         return _result(1.0 if not pred else 0.0, detail + "; empty reference")
     if mode == "exact_order":
@@ -347,7 +347,7 @@ def _positionwise(predicted: Any, truth: list[str]) -> UnitOutcome:
     if items is None:
         return _fail("prediction missing" if predicted is None else "prediction is not a sequence")
     pred = [canonical_token(x) for x in items]
-    detail = f"predicted {pred} vs {truth}"
+    detail = f"predicted {_short(pred)} vs {_short(truth)}"
     if not truth:
         return _result(1.0 if not pred else 0.0, detail + "; empty reference")
     hits = sum(1 for i, t in enumerate(truth) if i < len(pred) and pred[i] == t)

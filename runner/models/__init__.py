@@ -10,7 +10,9 @@ from pathlib import Path
 
 from runner.models.base import Model
 
-KINDS = ("oracle", "null", "script:PATH", "replay:RUN_DIR", "openai:NAME", "local", "local:GGUF_PATH")
+KINDS = (
+    "oracle", "null", "script:PATH", "replay:RUN_DIR", "openai:NAME", "local", "local:GGUF_PATH",
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ def build_model(spec: str, *, project_root: Path, options: ModelOptions | None =
         return LocalModel(arg or None, project_root=project_root, options=options)
     if kind in ("script", "replay", "openai"):
         if not arg:
-            raise ValueError(f"model spec {spec!r}: {kind} needs an argument, e.g. {_example(kind)}")
+            raise ValueError(
+                f"model spec {spec!r}: {kind} needs an argument, e.g. {_example(kind)}"
+            )
         return _build_with_arg(kind, arg, options)
     raise ValueError(f"unknown model spec {spec!r}; valid kinds: {', '.join(KINDS)}")
 
@@ -82,4 +86,9 @@ def _build_with_arg(kind: str, arg: str, options: ModelOptions) -> Model:
 
 
 def _example(kind: str) -> str:
-    return {"script": "script:replies.json", "replay": "replay:runs/<run_id>", "openai": "openai:gpt-4o"}[kind]
+    examples = {
+        "script": "script:replies.json",
+        "replay": "replay:runs/<run_id>",
+        "openai": "openai:gpt-4o",
+    }
+    return examples[kind]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
@@ -77,7 +78,9 @@ class OpenAIModel(Model):
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
-        self._sleep: Callable[[float], None] = time.sleep  # tests replace it
+        self._closing = threading.Event()
+        # Backoff waits on the event, so close() cuts a pending wait short. Tests replace it.
+        self._sleep: Callable[[float], object] = self._closing.wait
         self._random = random.Random()
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s
@@ -101,6 +104,7 @@ class OpenAIModel(Model):
         }
 
     def close(self) -> None:
+        self._closing.set()  # turns waiting in a backoff give up instead of retrying
         self._client.close()
 
     def complete(self, messages: list[Message]) -> Completion:
@@ -121,6 +125,10 @@ class OpenAIModel(Model):
             )
             self._sleep(delay)
             attempt += 1
+            if self._closing.is_set():
+                raise ModelError(
+                    f"{self.name}: model closed while retrying ({what})", infrastructure=True
+                )
 
     def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Full jitter: uniform in [0, min(cap, base * 2**attempt)], at least Retry-After."""
@@ -151,8 +159,10 @@ class OpenAIModel(Model):
                 infrastructure=True,
             ) from exc
         if status is not None and status < 500 and status not in RETRY_STATUS:
-            raise ModelError(f"{self.name}: request rejected ({what})", infrastructure=False) from exc
-        if attempt >= self.max_retries:
+            raise ModelError(
+                f"{self.name}: request rejected ({what})", infrastructure=False
+            ) from exc
+        if attempt >= self.max_retries or self._closing.is_set():
             raise ModelError(
                 f"{self.name}: giving up after {attempt + 1} attempts ({what})", infrastructure=True
             ) from exc

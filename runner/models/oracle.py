@@ -71,16 +71,23 @@ def read_script(project_root: Path, relative: str, sha256: str, case_id: str) ->
     root = Path(project_root).resolve()
     path = (root / relative).resolve()
     if not path.is_relative_to(root):
-        raise ModelError(f"oracle: {case_id}: reference.script {relative!r} lies outside the project", infrastructure=False)
+        raise ModelError(
+            f"oracle: {case_id}: reference.script {relative!r} lies outside the project",
+            infrastructure=False,
+        )
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ModelError(f"oracle: {case_id}: cannot read reference.script {relative!r}: {exc}", infrastructure=False) from exc
+        raise ModelError(
+            f"oracle: {case_id}: cannot read reference.script {relative!r}: {exc}",
+            infrastructure=False,
+        ) from exc
     actual = hashlib.sha256(raw).hexdigest()
     if sha256 and actual != sha256:
         raise ModelError(
             f"oracle: {case_id}: {relative} changed since its ground truth was generated "
-            f"(sha256 {actual[:12]}, instance says {sha256[:12]}); regenerate with `eegbench truth`",
+            f"(sha256 {actual[:12]}, instance says {sha256[:12]}); "
+            "regenerate with `eegbench truth`",
             infrastructure=False,
         )
     return raw.decode("utf-8")

@@ -19,7 +19,9 @@ class ReplayModel(Model):
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = Path(run_dir)
         if not (self.run_dir / "instances").is_dir():
-            raise ValueError(f"replay: {self.run_dir} is not a run directory (no instances/ folder)")
+            raise ValueError(
+                f"replay: {self.run_dir} is not a run directory (no instances/ folder)"
+            )
         self.name = f"replay:{self.run_dir}"
 
     def session(self, instance: Instance) -> ModelSession:
@@ -62,6 +64,8 @@ def recorded_replies(run_dir: Path, case_id: str) -> list[str]:
     for i, turn in enumerate(turns):
         reply = turn.get("reply") if isinstance(turn, dict) else None
         if not isinstance(reply, str):
-            raise ModelError(f'replay: {path}: "turns[{i}].reply" is not a string', infrastructure=False)
+            raise ModelError(
+                f'replay: {path}: "turns[{i}].reply" is not a string', infrastructure=False
+            )
         replies.append(reply)
     return replies

@@ -61,8 +61,12 @@ def load_replies(path: Path) -> list[str]:
         raise ValueError(f'{path}: missing field "replies" (expected {{"replies": ["...", ...]}})')
     replies = data["replies"]
     if not isinstance(replies, list):
-        raise ValueError(f'{path}: field "replies" must be a list of strings, got {type(replies).__name__}')
+        raise ValueError(
+            f'{path}: field "replies" must be a list of strings, got {type(replies).__name__}'
+        )
     for i, item in enumerate(replies):
         if not isinstance(item, str):
-            raise ValueError(f'{path}: field "replies[{i}]" must be a string, got {type(item).__name__}')
+            raise ValueError(
+                f'{path}: field "replies[{i}]" must be a string, got {type(item).__name__}'
+            )
     return replies

@@ -32,13 +32,14 @@ KERNEL_CONNECTION_FILE = "kernel.json"
 
 READY_TIMEOUT_S = 30.0
 POLL_S = 0.1
+PROBE_S = 0.05  # readiness: interval between iopub probes
 IOPUB_SETTLE_S = 1.0  # after the reply, how long to wait for a late or dropped "idle"
 ALIVE_CHECK_S = 0.25
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-_]")
 NO_OUTPUT = "[Execution finished successfully with no output.]"
 STATE_LOST = (
-    "All variables, imports and other in-memory state are lost; files in /workspace are kept."
+    "all variables, imports and other in-memory state are lost; files in /workspace are kept."
 )
 
 
@@ -62,8 +63,11 @@ class KernelHost(Protocol):
 
     def exit_code(self) -> int | None: ...
 
-    def contain(self) -> str | None:
-        """After a cell: enforce limits the kernel cannot report itself; return a note or None."""
+    def contain(self) -> int:
+        """Kill stray processes if the process limit was hit since the last call; return how many.
+
+        Called while a cell runs and after it: a fork bomb's copies of the kernel would
+        otherwise starve the kernel of CPU until the timeout."""
 
 
 # --- connection files -----------------------------------------------------------------
@@ -120,12 +124,13 @@ def connect(host_dir: Path, key: str) -> BlockingKernelClient:
     return client
 
 
-def wait_ready(host: KernelHost, timeout_s: float = READY_TIMEOUT_S) -> None:
+def wait_ready(host: KernelHost, timeout_s: float | None = None) -> None:
     """Block until the kernel answers on shell and publishes on iopub; SandboxError otherwise.
 
     A kernel_info reply proves the shell socket; a silent empty execution whose "idle"
     arrives on iopub proves the subscription is live, so the first real cell loses nothing.
     """
+    timeout_s = READY_TIMEOUT_S if timeout_s is None else timeout_s
     deadline = time.monotonic() + timeout_s
     client = host.client
     info_id = client.kernel_info()
@@ -135,10 +140,12 @@ def wait_ready(host: KernelHost, timeout_s: float = READY_TIMEOUT_S) -> None:
         if time.monotonic() >= deadline:
             raise SandboxError(f"kernel did not answer within {timeout_s:.0f} s")
         info_id = client.kernel_info()
+    probes: set[str] = set()
     while True:
-        probe = client.execute("", silent=True, store_history=False, allow_stdin=False)
-        settle = min(deadline, time.monotonic() + 1.0)
-        if _await_idle(client, probe, settle):
+        # Until the subscription is live, "idle" messages are lost: probe again every
+        # PROBE_S and accept the first probe whose "idle" arrives.
+        probes.add(client.execute("", silent=True, store_history=False, allow_stdin=False))
+        if _await_idle(client, probes, min(deadline, time.monotonic() + PROBE_S)):
             return
         if time.monotonic() >= deadline:
             raise SandboxError(f"kernel output channel not ready within {timeout_s:.0f} s")
@@ -158,14 +165,14 @@ def _await_reply(host: KernelHost, client: BlockingKernelClient, msg_id: str, de
     return False
 
 
-def _await_idle(client: BlockingKernelClient, msg_id: str, deadline: float) -> bool:
+def _await_idle(client: BlockingKernelClient, msg_ids: set[str], deadline: float) -> bool:
     while time.monotonic() < deadline:
         try:
-            msg = client.iopub_channel.get_msg(timeout=POLL_S)
+            msg = client.iopub_channel.get_msg(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
         except Exception:
             continue
         if (
-            msg["parent_header"].get("msg_id") == msg_id
+            msg["parent_header"].get("msg_id") in msg_ids
             and msg["msg_type"] == "status"
             and msg["content"].get("execution_state") == "idle"
         ):
@@ -248,6 +255,7 @@ class _Cell:
         self.error_name: str | None = None
         self.error_value: str | None = None
         self.last_iopub = time.monotonic()
+        self.strays_killed = 0
 
     def take_iopub(self, msg: dict) -> None:
         if msg["parent_header"].get("msg_id") != self.msg_id:
@@ -293,6 +301,7 @@ def _pump(host: KernelHost, cell: _Cell, deadline: float) -> str:
             if not host.alive():
                 _drain(client, cell)
                 return "died"
+            cell.strays_killed += host.contain()
         ready = dict(poller.poll(timeout=int(1000 * min(POLL_S, deadline - now)) + 1))
         if client.iopub_channel.socket in ready:
             # Bounded batch so a flood of output cannot starve the deadline checks.
@@ -332,9 +341,12 @@ def run_cell(host: KernelHost, code: str, limits: Limits) -> Observation:
         status, restarted = _after_death(host, limits, notes)
     else:
         status, restarted = _after_timeout(host, cell, limits, notes)
-    contained = host.contain() if host.alive() else None
-    if contained:
-        notes.append(contained)
+    cell.strays_killed += host.contain() if host.alive() else 0
+    if cell.strays_killed:
+        notes.append(
+            f"[The sandbox hit its process limit ({limits.pids}); {cell.strays_killed} stray child "
+            "processes of the kernel were killed.]"
+        )
     if status == "infra_error":
         restarted = False
     return _observation(cell, status, started, notes, restarted)

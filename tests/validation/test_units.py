@@ -43,6 +43,7 @@ def num(pred, gt, tol=None):
         ("2.1 uV^2/Hz", 2.1, 0, 1.0),
         ("1e-3", 0.001, 0, 1.0),
         ("-.5", -0.5, 0, 1.0),
+        ("\u22120.5", -0.5, 0, 1.0),  # typographic minus
         ("12.3 ± 0.4", 12.3, 1, 0.0),  # more than one number: not read
         ("about 12", 12, 1, 0.0),
         ("1,234", 1234, 0, 0.0),  # thousands separator is ambiguous: not read
@@ -309,3 +310,15 @@ def test_units_score_any_prediction_within_bounds(pred):
         outcome = unit(pred, params)
         assert outcome.scored
         assert 0.0 <= outcome.score <= 1.0 and not math.isnan(outcome.score)
+
+
+def test_long_hostile_predictions_score_quickly():
+    import time
+
+    hostile = ["a" + " " * 100_000 + "b", "9" * 10_000 + "x y", "a, " * 50_000, "\t" * 100_000 + ","]
+    for pred in hostile:
+        for unit, params in PARAMS:
+            start = time.perf_counter()
+            outcome = unit(pred, params)
+            assert time.perf_counter() - start < 1.0
+            assert len(outcome.detail) < 1_000

@@ -1,0 +1,518 @@
+"""Ground truth: task spec + reference script + recordings -> instance files.
+
+A task spec (`instances/tasks/<task_id>.json`) holds an instruction template, the metrics and
+a list of bindings (input files + parameters). For every binding the task's reference script
+(`run(inputs, params) -> dict`) computes the targets; the instance file written to
+`instances/<subset_slug>/<task_id>-<case>.json` carries them as each metric's
+`params.ground_truth`, plus the sha256 of the script and of every input and the versions of
+the libraries the script depends on, so `check` can prove the committed files are what the
+scripts make today.
+
+Scripts always run in spawned worker processes with BLAS/OpenMP pinned to one thread (set
+before numpy is first imported there), so results do not depend on the caller's process.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import math
+import multiprocessing
+import os
+import string
+import sys
+import tempfile
+import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from validation.instance import (
+    METRIC_TYPES,
+    SUBSETS,
+    AgentInput,
+    EvalConfig,
+    Instance,
+    MetaInfo,
+    MetricSpec,
+    Reference,
+    dump_instance,
+)
+
+TASKS_DIR = Path("instances/tasks")
+SUBSET_SLUGS = {subset: subset.lower().replace(" ", "_") for subset in SUBSETS}
+SUBSET_PREFIXES = {
+    "Foundational Analysis": "fa_",
+    "Sleep Assessment": "sa_",
+    "Neurocognitive Assessment": "nc_",
+    "Physiological Integration": "pi_",
+}
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+# Libraries whose versions can change a result, beyond those a script imports itself.
+RESULT_DEPENDENCIES = {
+    "scipy": ("numpy",),
+    "pandas": ("numpy",),
+    "h5py": ("numpy",),
+    "mne": ("numpy", "scipy"),
+    "yasa": ("numpy", "scipy", "pandas", "mne", "lightgbm", "scikit-learn", "antropy"),
+}
+MODULE_DISTRIBUTIONS = {"sklearn": "scikit-learn"}
+GROUND_TRUTH_TYPES = {
+    "numeric_check": (int, float),
+    "categorical_check": (str, int),
+    "set_match_check": (list,),
+    "sequence_match_check": (list,),
+}
+
+
+class TruthError(RuntimeError):
+    """Ground truth could not be made; the message names the task file, case or field."""
+
+
+# --- task specs ------------------------------------------------------------------------
+
+
+class TaskMetric(BaseModel):
+    """One metric of a spec. Besides the fields below it may carry free-text `*_reason`
+    fields (e.g. `rule_reason` for a set or sequence rule); they are copied to the instance."""
+
+    model_config = ConfigDict(extra="allow")
+    metric_id: str
+    type: str
+    target_key: str
+    weight: float = Field(ge=0)
+    params: dict[str, Any] = Field(default_factory=dict)
+    tolerance_reason: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in METRIC_TYPES:
+            raise ValueError(f"unknown metric type {value!r}; expected one of {METRIC_TYPES}")
+        return value
+
+    @model_validator(mode="after")
+    def _tolerance_explained(self) -> "TaskMetric":
+        for name, value in (self.model_extra or {}).items():
+            if not name.endswith("_reason") or not isinstance(value, str):
+                raise ValueError(f"unknown field {name!r} (only free-text '*_reason' fields "
+                                 "may be added to a metric)")
+        if self.type == "numeric_check":
+            if not isinstance(self.params.get("tolerance"), (int, float)):
+                raise ValueError("numeric_check needs a numeric params.tolerance")
+            if not self.tolerance_reason:
+                raise ValueError("numeric_check needs a tolerance_reason")
+        if "ground_truth" in self.params:
+            raise ValueError("params.ground_truth is computed by the reference script, not written")
+        return self
+
+
+class Binding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    case: str = Field(pattern=r"^[A-Za-z0-9_]+$")
+    data_path: str | list[str]
+    label_path: str | list[str] | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    def input_paths(self) -> list[str]:
+        """Data then label files, relative to the data root: the script's `inputs` order."""
+        return AgentInput(data_path=self.data_path, label_path=self.label_path,
+                          instruction="").input_paths()
+
+
+class TaskSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    task_id: str = Field(pattern=r"^(fa|sa|nc|pi)_[a-z0-9_]+$")
+    bench_subset: str
+    difficulty: Literal["easy", "medium", "hard"]
+    difficulty_reason: str
+    original_dataset: str
+    script: str
+    instruction: str
+    parser_prompt: str
+    metrics: list[TaskMetric] = Field(min_length=1)
+    bindings: list[Binding] = Field(min_length=1)
+
+    @field_validator("bench_subset")
+    @classmethod
+    def _known_subset(cls, value: str) -> str:
+        if value not in SUBSETS:
+            raise ValueError(f"unknown subset {value!r}; expected one of {SUBSETS}")
+        return value
+
+    @field_validator("script")
+    @classmethod
+    def _relative_script(cls, value: str) -> str:
+        if value.startswith("/") or ".." in Path(value).parts or not value.endswith(".py"):
+            raise ValueError(f"script must be a project-relative .py path, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TaskSpec":
+        prefix = SUBSET_PREFIXES[self.bench_subset]
+        if not self.task_id.startswith(prefix):
+            raise ValueError(f"task_id of a {self.bench_subset} task must start with {prefix!r}")
+        total = sum(m.weight for m in self.metrics)
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(f"metrics: weights sum to {total}, not 1")
+        _unique("metrics", [m.metric_id for m in self.metrics])
+        _unique("bindings", [b.case for b in self.bindings])
+        names = _placeholders(self.instruction)
+        for index, binding in enumerate(self.bindings):
+            missing = names - set(binding.params)
+            if missing:
+                raise ValueError(
+                    f"bindings.{index} (case {binding.case}): params lack instruction "
+                    f"placeholder(s) {sorted(missing)}"
+                )
+        return self
+
+    @property
+    def subset_slug(self) -> str:
+        return SUBSET_SLUGS[self.bench_subset]
+
+    def case_id(self, binding: Binding) -> str:
+        return f"{self.task_id}-{binding.case}"
+
+
+def load_task(path: Path) -> TaskSpec:
+    """Read and validate one task spec; errors name the file and the field."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise TruthError(f"{path}: cannot read task spec: {exc}") from exc
+    try:
+        task = TaskSpec.model_validate(raw)
+    except ValidationError as exc:
+        fields = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(spec)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise TruthError(f"{path}: invalid task spec ({fields})") from exc
+    if path.stem != task.task_id:
+        raise TruthError(f"{path}: task_id {task.task_id!r} differs from the file name")
+    return task
+
+
+def load_tasks(project_root: Path, tasks: list[str] | None = None) -> list[TaskSpec]:
+    """All task specs (sorted by id), or only the named ones (each must exist)."""
+    folder = Path(project_root) / TASKS_DIR
+    if tasks:
+        paths = [folder / f"{task_id}.json" for task_id in dict.fromkeys(tasks)]
+        missing = [p for p in paths if not p.is_file()]
+        if missing:
+            raise TruthError(f"no task spec {', '.join(str(p) for p in missing)}")
+    else:
+        paths = sorted(folder.glob("*.json"))
+    return [load_task(p) for p in paths]
+
+
+def instance_path(project_root: Path, task: TaskSpec, binding: Binding) -> Path:
+    return Path(project_root) / "instances" / task.subset_slug / f"{task.case_id(binding)}.json"
+
+
+# --- one instance ----------------------------------------------------------------------
+
+
+def build_instance(task: TaskSpec, binding: Binding, project_root: Path, data_root: Path) -> Instance:
+    """Run the task's reference script on one binding (in this process) and build the instance.
+
+    Callers that need determinism guarantees use `generate`/`check`, which call this in a
+    fresh worker with pinned thread counts.
+    """
+    project_root, data_root = Path(project_root), Path(data_root)
+    case_id = task.case_id(binding)
+    script = project_root / task.script
+    if not script.is_file():
+        raise TruthError(f"{case_id}: reference script {task.script} not found")
+    relative_inputs = binding.input_paths()
+    inputs = [data_root / p for p in relative_inputs]
+    absent = [str(p) for p in inputs if not p.is_file()]
+    if absent:
+        raise TruthError(f"{case_id}: input(s) missing under {data_root}: {', '.join(absent)} "
+                         "(run `make data`)")
+    result = _run_script(case_id, script, [str(p) for p in inputs], binding.params)
+    metrics = [_metric_with_truth(case_id, metric, result) for metric in task.metrics]
+    return Instance(
+        meta_info=MetaInfo(
+            case_id=case_id,
+            task_id=task.task_id,
+            bench_subset=task.bench_subset,
+            difficulty=task.difficulty,
+            difficult=task.difficulty,
+            original_dataset=task.original_dataset,
+        ),
+        agent_input=AgentInput(
+            data_path=binding.data_path,
+            label_path=binding.label_path,
+            instruction=task.instruction.format(**binding.params),
+        ),
+        eval_config=EvalConfig(parser_prompt=task.parser_prompt, metrics=metrics),
+        reference=Reference(
+            script=task.script,
+            script_sha256=_sha256(script),
+            params=binding.params,
+            inputs={rel: _sha256(path) for rel, path in zip(relative_inputs, inputs)},
+            versions=script_versions(script),
+        ),
+    )
+
+
+def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> dict:
+    # A fresh module per call: nothing a previous binding left in module state leaks in.
+    spec = importlib.util.spec_from_file_location(f"_eegbench_ref_{script.stem}", script)
+    module = importlib.util.module_from_spec(spec)
+    cwd = os.getcwd()
+    try:
+        with tempfile.TemporaryDirectory(prefix="eegbench-truth-") as scratch:
+            os.chdir(scratch)  # a script that writes relative paths writes in a temp dir
+            spec.loader.exec_module(module)
+            result = module.run(list(inputs), json.loads(json.dumps(params)))
+    except Exception as exc:
+        tail = "".join(traceback.format_exception(exc)[-6:]).rstrip()
+        raise TruthError(f"{case_id}: {script.name} failed: {type(exc).__name__}: {exc}\n{tail}") from None
+    finally:
+        os.chdir(cwd)
+    if not isinstance(result, dict):
+        raise TruthError(f"{case_id}: {script.name} returned {type(result).__name__}, not a dict")
+    try:
+        return json.loads(json.dumps(result, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
+
+
+def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict) -> MetricSpec:
+    params = dict(metric.params)
+    if metric.target_key != "full_text":
+        if metric.target_key not in result:
+            raise TruthError(f"{case_id}: script result lacks target_key {metric.target_key!r} "
+                             f"(metric {metric.metric_id}); it returned {sorted(result)}")
+        value = result[metric.target_key]
+        expected = GROUND_TRUTH_TYPES.get(metric.type)
+        if expected and (isinstance(value, bool) or not isinstance(value, expected)):
+            raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}) got "
+                             f"ground truth {value!r} of type {type(value).__name__}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise TruthError(f"{case_id}: metric {metric.metric_id}: ground truth is {value}")
+        params["ground_truth"] = value
+    extra = dict(metric.model_extra or {})
+    if metric.tolerance_reason:
+        extra["tolerance_reason"] = metric.tolerance_reason
+    return MetricSpec(metric_id=metric.metric_id, type=metric.type, target_key=metric.target_key,
+                      weight=metric.weight, params=params, **extra)
+
+
+def script_versions(script: Path) -> dict[str, str]:
+    """Installed versions of the third-party libraries a script's result depends on."""
+    tree = ast.parse(Path(script).read_text())
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module.split(".")[0])
+    dists = set()
+    for module in modules - set(sys.stdlib_module_names):
+        dist = MODULE_DISTRIBUTIONS.get(module, module)
+        dists.add(dist)
+        dists.update(RESULT_DEPENDENCIES.get(dist, ()))
+    versions = {}
+    for dist in sorted(dists):
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # e.g. a local helper module; nothing to pin
+    return versions
+
+
+_SHA_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def _sha256(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _SHA_CACHE:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        _SHA_CACHE[key] = digest.hexdigest()
+    return _SHA_CACHE[key]
+
+
+# --- many instances ----------------------------------------------------------------------
+
+
+def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, jobs: int = 1,
+           progress: bool = True) -> dict[Path, str]:
+    """Instance file path -> canonical JSON text, for every binding of the selected tasks."""
+    specs = load_tasks(project_root, tasks)
+    work = [(task, binding) for task in specs for binding in task.bindings]
+    texts: dict[Path, str] = {}
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
+                             initializer=_pin_threads) as pool, _progress(progress) as bar:
+        bar_task = bar.add_task("ground truth", total=len(work)) if bar else None
+        futures = {
+            pool.submit(_build_text, task, binding, str(project_root), str(data_root)):
+                instance_path(project_root, task, binding)
+            for task, binding in work
+        }
+        try:
+            for future in as_completed(futures):
+                texts[futures[future]] = future.result()  # re-raises the worker's TruthError
+                if bar:
+                    bar.advance(bar_task)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
+            raise
+    return dict(sorted(texts.items()))
+
+
+def generate(project_root: Path, data_root: Path, tasks: list[str] | None = None, jobs: int = 1,
+             progress: bool = True) -> list[Path]:
+    """Write every instance file of the selected tasks (all when None); return their paths.
+
+    Files whose text is unchanged are not rewritten. Instance files of the selected tasks that
+    no binding produces any more (with tasks=None: any file in the subset folders) are removed.
+    """
+    project_root = Path(project_root)
+    texts = render(project_root, data_root, tasks, jobs, progress)
+    for path, text in texts.items():
+        if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_atomic(path, text)
+    for stale in _managed_files(project_root, tasks) - set(texts):
+        stale.unlink()
+    return list(texts)
+
+
+def check(project_root: Path, data_root: Path, tasks: list[str] | None = None, jobs: int = 1,
+          progress: bool = True) -> list[str]:
+    """Differences between the committed instance files and freshly generated ones."""
+    project_root = Path(project_root)
+    texts = render(project_root, data_root, tasks, jobs, progress)
+    problems = []
+    for path, text in texts.items():
+        rel = path.relative_to(project_root)
+        if not path.is_file():
+            problems.append(f"missing: {rel} (generated but not on disk)")
+        elif path.read_bytes() != text.encode():
+            problems.append(f"differs: {rel} ({_first_difference(path.read_text(), text)})")
+    for extra in sorted(_managed_files(project_root, tasks) - set(texts)):
+        problems.append(f"extra: {extra.relative_to(project_root)} (no task binding makes it)")
+    return problems
+
+
+def _build_text(task: TaskSpec, binding: Binding, project_root: str, data_root: str) -> str:
+    return dump_instance(build_instance(task, binding, Path(project_root), Path(data_root)))
+
+
+def _pin_threads() -> None:
+    # Runs first in each spawned worker, before any script imports numpy.
+    for name in THREAD_VARS:
+        os.environ[name] = "1"
+
+
+def _managed_files(project_root: Path, tasks: list[str] | None) -> set[Path]:
+    """Instance files `generate` owns: all in the subset folders, or those of `tasks`."""
+    files = set()
+    for slug in SUBSET_SLUGS.values():
+        folder = project_root / "instances" / slug
+        if not folder.is_dir():
+            continue
+        for path in folder.glob("*.json"):
+            # task ids contain no '-', so "<task_id>-" cannot match another task's files
+            if tasks is None or any(path.name.startswith(f"{t}-") for t in tasks):
+                files.add(path)
+    return files
+
+
+def _first_difference(old: str, new: str) -> str:
+    try:
+        found = _diff_json(json.loads(old), json.loads(new), "")
+    except json.JSONDecodeError:
+        found = None
+    return found or "formatting differs"
+
+
+def _diff_json(old: Any, new: Any, where: str) -> str | None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            found = _diff_json(old.get(key), new.get(key), f"{where}.{key}" if where else key)
+            if found:
+                return found
+        return None
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for index, (a, b) in enumerate(zip(old, new)):
+            found = _diff_json(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    if old != new:
+        return f"{where}: committed {_short(old)}, regenerated {_short(new)}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _unique(field: str, values: list[str]) -> None:
+    seen = set()
+    for value in values:
+        if value in seen:
+            raise ValueError(f"{field}: duplicate id {value!r}")
+        seen.add(value)
+
+
+def _placeholders(template: str) -> set[str]:
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"instruction: bad placeholder syntax ({exc}); write literal braces as {{{{ }}}}") from None
+    names = set()
+    for _, name, _, _ in parsed:
+        if name is None:
+            continue
+        base = name.split(".")[0].split("[")[0]
+        if not base or base.isdigit():
+            raise ValueError(f"instruction: placeholders must be named, got {{{name}}}")
+        names.add(base)
+    return names
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class _NoBar:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def _progress(enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn())

@@ -1,0 +1,244 @@
+"""OpenAIModel's retry policy against a real HTTP server on 127.0.0.1, and its settings."""
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from runner.models.base import ModelError
+from runner.models.openai_client import OpenAIModel, endpoint_from_env
+
+KEY = "sk-test-secret-0123456789"
+MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+
+
+def completion_body(text: str = "hello there") -> dict:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": text},
+        }],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }
+
+
+class ScriptedServer:
+    """Answers each POST with the next (status, body, headers, delay_s); records requests."""
+
+    def __init__(self, answers: list[tuple]) -> None:
+        self.answers = list(answers)
+        self.requests: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length", 0))
+                outer.requests.append({
+                    "path": self.path,
+                    "auth": self.headers.get("Authorization"),
+                    "body": json.loads(self.rfile.read(length)),
+                })
+                status, body, headers, delay = outer.answers.pop(0)
+                time.sleep(delay)
+                payload = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", **headers}.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass  # the client gave up (timeout test)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> ScriptedServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def error(status: int, headers: dict | None = None, delay: float = 0.0) -> tuple:
+    return (status, {"error": {"message": f"status {status}", "type": "x"}}, headers or {}, delay)
+
+
+def ok(text: str = "hello there", delay: float = 0.0) -> tuple:
+    return (200, completion_body(text), {}, delay)
+
+
+def model(url: str, **kwargs) -> OpenAIModel:
+    settings = {"backoff_base_s": 0.01, "backoff_cap_s": 0.05, "max_retries": 3, "timeout_s": 5.0}
+    settings.update(kwargs)
+    built = OpenAIModel("test-model", url, KEY, **settings)
+    built.sleeps = []
+    real_sleep = built._sleep
+
+    def recording_sleep(seconds: float) -> None:
+        built.sleeps.append(seconds)
+        real_sleep(seconds)
+
+    built._sleep = recording_sleep
+    return built
+
+
+def test_500_then_429_then_200_is_retried_and_usage_recorded(caplog):
+    answers = [error(500), error(429, {"Retry-After": "0.02"}), ok("hello there")]
+    caplog.set_level(logging.WARNING)
+    with ScriptedServer(answers) as server:
+        client = model(server.url, stop=["</execute>"], temperature=0.3, max_tokens=99)
+        completion = client.session(None).complete(MESSAGES)
+    assert completion.text == "hello there"
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (11, 7)
+    assert 0 < completion.latency_s < 5
+    assert len(server.requests) == 3
+    assert len(client.sleeps) == 2 and client.sleeps[1] >= 0.02  # Retry-After honoured
+    sent = server.requests[-1]
+    assert sent["path"] == "/v1/chat/completions"
+    assert sent["auth"] == f"Bearer {KEY}"
+    assert sent["body"]["model"] == "test-model"
+    assert sent["body"]["messages"] == MESSAGES
+    assert (sent["body"]["temperature"], sent["body"]["max_tokens"]) == (0.3, 99)
+    assert sent["body"]["stop"] == ["</execute>"]
+    assert "retrying" in caplog.text
+    assert KEY not in caplog.text
+
+
+def test_dead_port_is_an_infrastructure_error_after_all_retries():
+    with socket.socket() as probe:  # a port that was free a moment ago and now has no listener
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = model(f"http://127.0.0.1:{port}/v1", max_retries=2)
+    began = time.perf_counter()
+    with pytest.raises(ModelError) as info:
+        client.session(None).complete(MESSAGES)
+    assert info.value.infrastructure is True
+    assert "after 3 attempts" in str(info.value)
+    assert len(client.sleeps) == 2
+    assert time.perf_counter() - began < 5
+    assert KEY not in str(info.value)
+
+
+def test_timeout_is_retried_then_infrastructure():
+    with ScriptedServer([ok(delay=1.0), ok(delay=1.0)]) as server:
+        client = model(server.url, timeout_s=0.2, max_retries=1)
+        with pytest.raises(ModelError, match="Timeout") as info:
+            client.session(None).complete(MESSAGES)
+    assert info.value.infrastructure is True
+    assert len(server.requests) == 2
+
+
+def test_bad_request_is_the_runs_problem_and_not_retried():
+    with ScriptedServer([error(400), ok()]) as server:
+        with pytest.raises(ModelError, match="HTTP 400") as info:
+            model(server.url).session(None).complete(MESSAGES)
+    assert info.value.infrastructure is False
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("status", [401, 403, 404])
+def test_setup_errors_are_infrastructure_without_retry(status):
+    with ScriptedServer([error(status), ok()]) as server:
+        with pytest.raises(ModelError, match="check the base URL, the API key") as info:
+            model(server.url).session(None).complete(MESSAGES)
+    assert info.value.infrastructure is True
+    assert len(server.requests) == 1
+
+
+def test_a_200_without_choices_is_retried():
+    with ScriptedServer([(200, {"id": "x", "choices": []}, {}, 0.0), ok("second")]) as server:
+        completion = model(server.url).session(None).complete(MESSAGES)
+    assert completion.text == "second"
+    assert len(server.requests) == 2
+
+
+def test_backoff_is_full_jitter_capped_and_grows():
+    client = OpenAIModel("m", "http://127.0.0.1:9/v1", KEY, backoff_base_s=1.0, backoff_cap_s=8.0)
+    for attempt, bound in [(0, 1.0), (1, 2.0), (2, 4.0), (3, 8.0), (6, 8.0)]:
+        delays = [client.backoff_delay(attempt) for _ in range(300)]
+        assert all(0.0 <= d <= bound for d in delays)
+        assert max(delays) > 0.8 * bound  # jitter spans the whole range, not a fixed step
+        assert min(delays) < 0.2 * bound
+    assert client.backoff_delay(0, retry_after=5.0) >= 5.0
+    assert client.backoff_delay(0, retry_after=500.0) <= 8.0
+
+
+def test_describe_records_settings_but_never_the_key():
+    client = OpenAIModel(
+        "gpt-x", "https://user:pw@api.example.com:8443/v1?token=abc", KEY, stop=["</execute>"]
+    )
+    described = client.describe()
+    text = json.dumps(described)
+    assert KEY not in text and "pw" not in text and "abc" not in text
+    assert described["base_url"] == "https://api.example.com:8443/v1"
+    assert described["name"] == "openai:gpt-x" and described["stop"] == ["</execute>"]
+
+
+def test_env_prefers_eegbench_variables_then_falls_back_to_openai():
+    env = {
+        "EEGBENCH_BASE_URL": "http://a/v1",
+        "EEGBENCH_API_KEY": "ka",
+        "OPENAI_BASE_URL": "http://b/v1",
+        "OPENAI_API_KEY": "kb",
+    }
+    assert endpoint_from_env(env) == ("http://a/v1", "ka")
+    only_openai = {"OPENAI_BASE_URL": "http://b/v1", "OPENAI_API_KEY": "kb"}
+    assert endpoint_from_env(only_openai) == ("http://b/v1", "kb")
+    mixed = {"EEGBENCH_BASE_URL": "http://a/v1", "OPENAI_API_KEY": "kb"}
+    assert endpoint_from_env(mixed) == ("http://a/v1", "kb")
+
+
+def test_env_missing_names_the_variables():
+    with pytest.raises(ValueError) as info:
+        endpoint_from_env({"OPENAI_BASE_URL": "http://b/v1", "EEGBENCH_API_KEY": ""})
+    message = str(info.value)
+    assert "EEGBENCH_API_KEY or OPENAI_API_KEY" in message
+    assert "BASE_URL or" not in message  # the base URL was given
+    both = "EEGBENCH_BASE_URL or OPENAI_BASE_URL and EEGBENCH_API_KEY or OPENAI_API_KEY"
+    with pytest.raises(ValueError, match=both):
+        endpoint_from_env({})
+
+
+def test_close_cuts_a_pending_backoff_short():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    client = OpenAIModel(
+        "m", f"http://127.0.0.1:{port}/v1", KEY, backoff_base_s=30.0, backoff_cap_s=30.0
+    )
+    client._random.uniform = lambda low, high: high  # make the first wait a full 30 s
+    outcome = {}
+
+    def call() -> None:
+        try:
+            client.session(None).complete(MESSAGES)
+        except ModelError as exc:
+            outcome["error"] = exc
+
+    began = time.perf_counter()
+    worker = threading.Thread(target=call)
+    worker.start()
+    time.sleep(0.5)
+    client.close()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert time.perf_counter() - began < 5
+    assert outcome["error"].infrastructure is True

@@ -1,0 +1,73 @@
+"""Unit tests of the backend-independent parts of runner/sandbox/kernel.py (no kernel needed)."""
+from __future__ import annotations
+
+import pytest
+
+from runner.sandbox import kernel
+from runner.sandbox.base import SandboxError
+
+
+def render(chunks: list[str], budget: int) -> tuple[str, int]:
+    buf = kernel.OutputBuffer(budget)
+    for chunk in chunks:
+        buf.add(chunk)
+    return buf.render()
+
+
+def test_output_under_budget_is_kept_whole():
+    assert render(["abc", "def", ""], 10) == ("abcdef", 0)
+    assert render(["0123456789"], 10) == ("0123456789", 0)
+
+
+def test_output_over_budget_keeps_head_and_tail_and_counts_the_cut():
+    text = "".join(f"{i:04d}" for i in range(1000))  # 4000 characters
+    chunks = [text[i : i + 7] for i in range(0, len(text), 7)]  # odd chunking on purpose
+    out, cut = render(chunks, 100)
+    assert cut == 4000 - 100
+    assert out.startswith(text[:50])
+    assert out.endswith(text[-50:])
+    assert f"[... {cut} characters of output cut here" in out
+
+
+def test_output_buffer_memory_stays_bounded():
+    buf = kernel.OutputBuffer(1000)
+    for _ in range(100_000):
+        buf.add("y" * 100)
+    held = sum(len(c) for c in buf.head) + sum(len(c) for c in buf.tail)
+    assert held <= 1000 + 100  # budget plus at most one chunk
+    text, cut = buf.render()
+    assert cut == 100 * 100_000 - 1000
+    assert len(text) < 1000 + 120
+
+
+def test_single_huge_chunk_is_cut_without_copying_it_whole():
+    out, cut = render(["H" + "x" * 1_000_000 + "T"], 10)
+    assert out.startswith("Hxxxx") and out.endswith("xxxxT")
+    assert cut == 1_000_002 - 10
+
+
+def test_strip_ansi_removes_colour_codes():
+    assert kernel.strip_ansi("\x1b[0;31mZeroDivisionError\x1b[0m: x") == "ZeroDivisionError: x"
+
+
+def test_output_text_of_each_message_kind():
+    def msg(kind, content):
+        return {"msg_type": kind, "content": content}
+
+    assert kernel.output_text(msg("stream", {"name": "stderr", "text": "warn\n"})) == "warn\n"
+    assert kernel.output_text(msg("execute_result", {"data": {"text/plain": "42"}})) == "42\n"
+    assert kernel.output_text(msg("display_data", {"data": {"image/png": "..."}})) == ""
+    assert kernel.output_text(msg("error", {"traceback": ["a", "b"]})) == "a\nb\n"
+    assert kernel.output_text(msg("status", {"execution_state": "idle"})) == ""
+
+
+def test_connection_info_uses_ipc_paths_in_the_given_dir():
+    info = kernel.connection_info("/kernel", "k3y")
+    assert info["transport"] == "ipc" and info["ip"] == "/kernel/k" and info["key"] == "k3y"
+    assert {info[p] for p in kernel.PORTS} == {1, 2, 3, 4, 5}
+
+
+def test_socket_path_length_is_checked():
+    kernel.socket_dir_ok("/tmp/eegbench-sbx/123-abcd/sock", "/kernel")
+    with pytest.raises(SandboxError, match="too long"):
+        kernel.socket_dir_ok("/tmp/" + "d" * 100, "/kernel")

@@ -1,0 +1,414 @@
+"""The local (bubblewrap) sandbox, driven for real: real bwrap, real cgroups, real ipykernel.
+
+Two module-scoped sandboxes keep the file fast: `box` for tests that leave the kernel as
+they found it, `rough` for tests that kill or restart it (each of those checks that the
+next cell works). Tests about start-up and teardown start their own.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.sandbox import get_backend, kernel, local
+from runner.sandbox.base import Limits, SandboxError, SandboxSpec
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+SECRET = "secret-123"
+# Variables the kernel's own environment may hold: ours, plus what ipykernel sets itself.
+ALLOWED_ENV = set(local.sandbox_env(Limits())) | {
+    "PWD", "TERM", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PAGER", "GIT_PAGER",
+    "PYDEVD_USE_FRAME_EVAL", "SHLVL", "_",
+}
+
+
+def make_spec(tmp: Path, name: str, **limits) -> SandboxSpec:
+    data = tmp / f"{name}-data"
+    (data / "rec").mkdir(parents=True)
+    (data / "rec" / "a.edf").write_bytes(b"EDF-BYTES-" + name.encode())
+    (data / "not_an_input.txt").write_text("must stay invisible")
+    return SandboxSpec(
+        run_id="test", case_id=f"case-{name}", data_root=data, inputs=("rec/a.edf",),
+        workspace=tmp / f"{name}-ws", limits=Limits(**limits),
+    )
+
+
+def running(pid: int) -> bool:
+    """A live process (a zombie waiting for the host's init to reap it runs nothing)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def leftovers(box: local.LocalSandbox, pids: list[int]) -> list[str]:
+    """What of a sandbox still exists on the host (empty when torn down)."""
+    found = [p for p in box.cgroups.values() if Path(p).exists()]
+    found += [str(box.box)] if box.box.exists() else []
+    found += [f"pid {p}" for p in pids if Path(f"/proc/{p}").exists()]  # not even a zombie
+    return found
+
+
+def sandbox_pids(box: local.LocalSandbox) -> list[int]:
+    return [int(p) for p in Path(box.cgroups["pids"], "cgroup.procs").read_text().split()]
+
+
+def run(box, code: str):
+    return box.execute(textwrap.dedent(code))
+
+
+@pytest.fixture(scope="module")
+def backend():
+    b = get_backend("local")
+    ok, why = b.available()
+    assert ok, why  # the local backend is the embedded default: it must work wherever tests run
+    return b
+
+
+@pytest.fixture(scope="module")
+def box(backend, tmp_path_factory):
+    os.environ["EEGBENCH_API_KEY"] = SECRET  # set before start: must not reach the kernel
+    spec = make_spec(tmp_path_factory.mktemp("box"), "box", memory_mb=1024, pids=128,
+                     exec_timeout_s=3, grace_s=2, output_budget_chars=2000)
+    sandbox = backend.start(spec)
+    yield sandbox
+    sandbox.close()
+    os.environ.pop("EEGBENCH_API_KEY", None)
+
+
+@pytest.fixture(scope="module")
+def rough(backend, tmp_path_factory):
+    spec = make_spec(tmp_path_factory.mktemp("rough"), "rough", memory_mb=512, pids=128,
+                     exec_timeout_s=3, grace_s=1)
+    sandbox = backend.start(spec)
+    yield sandbox
+    sandbox.close()
+
+
+# --- the execute contract ---------------------------------------------------------------------
+
+
+def test_state_is_kept_across_cells(box):
+    assert run(box, "kept = 6 * 7").status == "ok"
+    obs = run(box, "print(kept)")
+    assert (obs.status, obs.text) == ("ok", "42\n")
+
+
+def test_empty_output_gives_an_explicit_success_message(box):
+    obs = run(box, "unused = 1")
+    assert obs.status == "ok" and obs.text == kernel.NO_OUTPUT
+
+
+def test_stdout_stderr_and_result_are_merged(box):
+    obs = run(box, """
+        import sys
+        print("to-stdout")
+        print("to-stderr", file=sys.stderr)
+        3 * 7
+    """)
+    assert obs.status == "ok"
+    assert "to-stdout" in obs.text and "to-stderr" in obs.text and obs.text.endswith("21\n")
+
+
+def test_exception_gives_traceback_and_error_fields(box):
+    obs = run(box, "def f():\n    return 1 / 0\nf()")
+    assert obs.status == "error"
+    assert (obs.error_name, obs.error_value) == ("ZeroDivisionError", "division by zero")
+    assert "Traceback" in obs.text and "return 1 / 0" in obs.text
+    assert "\x1b" not in obs.text  # ANSI colours stripped
+    assert run(box, "print('after')").text == "after\n"  # the next cell is not dropped
+
+
+def test_timeout_interrupts_and_keeps_state(box):
+    run(box, "survivor = 'still here'")
+    obs = run(box, "while True:\n    pass")
+    assert obs.status == "timeout" and not obs.restarted
+    assert "timed out after 3 s" in obs.text and "interrupted" in obs.text
+    assert 3 <= obs.duration_s < 3 + 2
+    assert box.alive()
+    assert run(box, "print(survivor)").text == "still here\n"
+
+
+def test_printing_50_mb_is_truncated_head_and_tail(box):
+    obs = run(box, "print('HEAD' + 'x' * 50_000_000 + 'TAIL')")
+    assert obs.status == "ok"
+    budget = box.spec.limits.output_budget_chars
+    assert obs.truncated_chars == 50_000_009 - budget
+    marker = f"\n[... {obs.truncated_chars} characters of output cut here (kept the first 1000 and the last 1000) ...]\n"
+    assert len(obs.text) == budget + len(marker)
+    assert obs.text.startswith("HEADxxx") and obs.text.endswith("xxxTAIL\n")
+
+
+def test_input_fails_at_once(box):
+    obs = run(box, "answer = input('name? ')")
+    assert obs.status == "error" and obs.error_name == "StdinNotImplementedError"
+    assert obs.duration_s < 5
+
+
+# --- isolation --------------------------------------------------------------------------------
+
+
+def test_no_network_outside_loopback_or_dns(box):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    try:
+        obs = run(box, f"""
+            import socket
+            for target in [("1.1.1.1", 53), ("127.0.0.1", {port})]:
+                s = socket.socket(); s.settimeout(3)
+                try:
+                    s.connect(target); print("CONNECTED", target)
+                except OSError as e:
+                    print("refused", target, type(e).__name__)
+            try:
+                print("RESOLVED", socket.getaddrinfo("pypi.org", 443))
+            except OSError as e:
+                print("dns failed", type(e).__name__)
+        """)
+    finally:
+        listener.close()
+    assert obs.status == "ok"
+    assert "CONNECTED" not in obs.text and "RESOLVED" not in obs.text
+    assert obs.text.count("refused") == 2 and "dns failed gaierror" in obs.text
+
+
+def test_pip_install_fails(box):
+    obs = run(box, """
+        import subprocess, sys
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--retries", "0", "cowsay"],
+                              capture_output=True, text=True, timeout=60)
+        print("exit", done.returncode)
+        import importlib.util
+        print("installed", importlib.util.find_spec("cowsay") is not None)
+    """)
+    assert obs.status == "ok"
+    assert "installed False" in obs.text and "exit 0" not in obs.text
+
+
+def test_host_secrets_and_project_are_invisible(box):
+    obs = run(box, f"""
+        import os
+        for path in ["/etc/shadow", "/run/docker.sock", "/run", "/work/main", "/work",
+                     {str(PROJECT_ROOT / 'instances')!r}, {str(PROJECT_ROOT)!r}, "/root/.ssh",
+                     "/input/not_an_input.txt", {str(box.spec.data_root)!r}]:
+            print(path, os.path.exists(path))
+        try:
+            open("/etc/shadow").read()
+            print("SHADOW READ")
+        except OSError as e:
+            print("shadow", type(e).__name__)
+    """)
+    assert obs.status == "ok"
+    assert " True" not in obs.text and "SHADOW READ" not in obs.text, obs.text
+    assert "shadow FileNotFoundError" in obs.text
+
+
+def test_input_is_read_only_and_holds_only_the_spec_inputs(box):
+    obs = run(box, """
+        import os
+        print(sorted(os.listdir("/input")), sorted(os.listdir("/input/rec")))
+        print(open("/input/rec/a.edf", "rb").read())
+        for path in ["/input/new.txt", "/input/rec/new.txt", "/input/rec/a.edf"]:
+            try:
+                open(path, "ab").write(b"x"); print("WROTE", path)
+            except OSError as e:
+                print("denied", path, type(e).__name__)
+    """)
+    assert obs.status == "ok"
+    assert "['rec'] ['a.edf']" in obs.text and "b'EDF-BYTES-box'" in obs.text
+    assert "WROTE" not in obs.text and obs.text.count("denied") == 3
+
+
+def test_environment_is_empty_but_for_the_sandbox_variables(box):
+    obs = run(box, "import os, json; print(json.dumps(dict(os.environ)))")
+    env = json.loads(obs.text)
+    assert SECRET not in obs.text
+    assert set(env) <= ALLOWED_ENV, set(env) - ALLOWED_ENV
+    assert env["HOME"] == "/workspace" and env["MPLBACKEND"] == "Agg"
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
+
+
+def test_kernel_runs_unprivileged_without_capabilities(box):
+    obs = run(box, """
+        import os
+        print("uid", os.getuid(), os.geteuid(), os.getgid(), os.getgroups())
+        status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines())
+        for key in ["CapEff", "CapPrm", "CapBnd", "NoNewPrivs"]:
+            print(key, status[key].strip())
+        try:
+            os.setuid(0); print("BECAME ROOT")
+        except PermissionError:
+            print("setuid denied")
+    """)
+    assert f"uid {local.SANDBOX_UID} {local.SANDBOX_UID} {local.SANDBOX_UID} []" in obs.text
+    assert "CapEff 0000000000000000" in obs.text and "CapBnd 0000000000000000" in obs.text
+    assert "NoNewPrivs 1" in obs.text and "setuid denied" in obs.text
+
+
+def test_tmp_and_shm_are_private_and_writable(box):
+    marker = f"eegbench-private-{os.getpid()}"
+    obs = run(box, f"""
+        for d in ["/tmp", "/dev/shm"]:
+            open(f"{{d}}/{marker}", "w").write("x"); print("ok", d)
+    """)
+    assert obs.text.count("ok") == 2
+    assert not Path(f"/tmp/{marker}").exists() and not Path(f"/dev/shm/{marker}").exists()
+
+
+def test_artifacts_reach_the_host_workspace_and_nothing_else_does(box):
+    obs = run(box, "open('/workspace/file_check/result.txt', 'w').write('artifact-42')")
+    assert obs.status == "ok"
+    ws = Path(box.spec.workspace)
+    assert (ws / "file_check" / "result.txt").read_text() == "artifact-42"
+    assert sorted(p.name for p in ws.iterdir()) == ["file_check"]  # no kernel droppings
+
+
+def test_two_sandboxes_cannot_see_each_other(box, rough):
+    run(box, "open('/workspace/only-box.txt', 'w').write('mine')")
+    obs = run(rough, """
+        import os
+        print(sorted(os.listdir('/workspace')), os.path.exists('/workspace/only-box.txt'))
+        print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))
+    """)
+    assert "only-box.txt" not in obs.text and "False" in obs.text
+    assert "[1, 2" in obs.text  # its own namespace: bwrap's init and the kernel first
+    (Path(box.spec.workspace) / "only-box.txt").unlink()
+
+
+def test_limits_are_set_in_cgroups(box):
+    assert box.limits_via == "cgroups"
+    memory = Path(box.cgroups["memory"], "memory.limit_in_bytes").read_text()
+    assert int(memory) == 1024 * 1024 * 1024
+    assert Path(box.cgroups["pids"], "pids.max").read_text().strip() == "128"
+    assert Path(box.cgroups["cpu"], "cpu.cfs_quota_us").read_text().strip() == "100000"
+    assert len(sandbox_pids(box)) == 4  # reaper, outer bwrap, namespace init, kernel
+
+
+# --- cells that kill or restart the kernel (the `rough` sandbox) ---------------------------
+
+
+def test_uninterruptible_cell_is_hard_killed_and_restarted(rough):
+    run(rough, "lost = 1")
+    old = rough._kernel_pid
+    obs = run(rough, "sum(range(10**11))")
+    assert obs.status == "timeout" and obs.restarted
+    assert "did not stop within 1 s" in obs.text and "killed" in obs.text and "lost" in obs.text
+    assert not Path(f"/proc/{old}").exists()
+    assert run(rough, "print('back')").text == "back\n"
+    assert run(rough, "lost").error_name == "NameError"
+
+
+def test_os_exit_is_reported_as_death_and_restarted(rough):
+    obs = run(rough, "import os\nos._exit(1)")
+    assert obs.status == "died" and obs.restarted
+    assert "died" in obs.text and "exit code 1" in obs.text
+    assert run(rough, "print('back')").text == "back\n"
+
+
+def test_memory_past_the_limit_is_reported_as_oom(rough):
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        obs = run(rough, "import numpy\nblock = numpy.ones(2 * 1024**3 // 8)\nprint('ALLOCATED')")
+        assert obs.status == "oom" and obs.restarted
+        assert "memory limit (512 MB)" in obs.text and "ALLOCATED" not in obs.text
+        assert bystander.poll() is None  # the controller's side is untouched
+    finally:
+        bystander.kill()
+        bystander.wait()
+    assert run(rough, "print('back')").text == "back\n"
+
+
+def test_fork_bomb_is_contained(rough):
+    obs = run(rough, "import os\nwhile True:\n    os.fork()")
+    assert obs.status in ("error", "timeout")
+    assert "process limit (128)" in obs.text
+    after = run(rough, "print('back')")
+    assert after.text == "back\n" and after.duration_s < 1
+    assert len(sandbox_pids(rough)) == 4
+
+
+# --- lifecycle -----------------------------------------------------------------------------------
+
+
+def test_close_leaves_no_process_cgroup_or_socket_dir(backend, tmp_path):
+    sandbox = backend.start(make_spec(tmp_path, "close"))
+    run(sandbox, "import subprocess\nchild = subprocess.Popen(['sleep', '600'])")
+    pids = sandbox_pids(sandbox)
+    assert len(pids) == 5 and sandbox.box.exists()
+    sandbox.close()
+    assert leftovers(sandbox, pids) == []
+    sandbox.close()  # idempotent
+    obs = sandbox.execute("print(1)")
+    assert obs.status == "infra_error"
+
+
+def test_missing_input_is_an_infrastructure_error(backend, tmp_path):
+    spec = make_spec(tmp_path, "missing")
+    spec = SandboxSpec(**{**spec.__dict__, "inputs": ("rec/absent.edf",)})
+    with pytest.raises(SandboxError, match="case-missing.*absent.edf"):
+        backend.start(spec)
+
+
+def test_kernel_that_never_answers_fails_start_with_its_output(backend, tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel, "READY_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(local, "kernel_command", lambda conn: [
+        sys.executable, "-c", "import sys, time; print('hang-marker', file=sys.stderr, flush=True); time.sleep(60)"])
+    before = set(local.STATE_DIR.iterdir())
+    started = time.monotonic()
+    with pytest.raises(SandboxError, match="(?s)did not answer within 2 s.*hang-marker"):
+        backend.start(make_spec(tmp_path, "hang"))
+    assert time.monotonic() - started < 10
+    assert set(local.STATE_DIR.iterdir()) == before  # torn down
+
+
+def test_kernel_that_crashes_fails_start_at_once(backend, tmp_path, monkeypatch):
+    monkeypatch.setattr(local, "kernel_command", lambda conn: [
+        sys.executable, "-c", "import sys; sys.exit('crash-marker')"])
+    started = time.monotonic()
+    with pytest.raises(SandboxError, match="(?s)exited before answering.*crash-marker"):
+        backend.start(make_spec(tmp_path, "crash"))
+    assert time.monotonic() - started < 5
+
+
+STARTER = """
+import json, sys
+from pathlib import Path
+from runner.sandbox import get_backend
+from runner.sandbox.base import SandboxSpec
+root = Path(sys.argv[1])
+(root / "data").mkdir()
+box = get_backend("local").start(SandboxSpec(run_id="t", case_id="orphan", data_root=root / "data",
+                                             inputs=(), workspace=root / "ws"))
+print(json.dumps({"box": str(box.box), "cgroups": box.cgroups,
+                  "pids": [int(p) for p in Path(box.cgroups["pids"], "cgroup.procs").read_text().split()]}),
+      flush=True)
+import time; time.sleep(600)
+"""
+
+
+def test_collect_stale_removes_what_a_killed_controller_left(backend, tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], stdout=subprocess.PIPE,
+                             text=True, cwd=PROJECT_ROOT)
+    try:
+        made = json.loads(child.stdout.readline())
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    assert Path(made["box"]).exists() and all(Path(p).exists() for p in made["cgroups"].values())
+    assert backend.collect_stale() >= 1
+    assert not Path(made["box"]).exists()
+    assert not any(Path(p).exists() for p in made["cgroups"].values())
+    # Its processes died with it (--die-with-parent); the host's init reaps the zombies.
+    assert not any(running(p) for p in made["pids"])
+    assert backend.collect_stale() == 0  # nothing of ours (live sandboxes) is touched

@@ -1,0 +1,242 @@
+"""Ground-truth generation: real task specs and reference scripts on the real recordings,
+plus small made-up tasks for the error paths."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner import data, truth
+from runner.truth import TruthError, check, generate, load_task, load_tasks
+from validation.instance import load_instance
+
+PROJECT = Path(__file__).resolve().parents[2]
+REAL_TASKS = ("sa_sleep_metrics", "pi_alpha_reactivity")  # fast: pandas and scipy only
+
+
+@pytest.fixture(scope="module")
+def data_root():
+    """The project's recording cache (fetched first on a machine that has none)."""
+    root = data.data_root()
+    needed = ("yasa/sample_data_sri.csv", "plux/eeg_sample_closed_open_eyes.h5")
+    if not all((root / dest).is_file() for dest in needed):
+        data.fetch(root, progress=False)
+    return root
+
+
+def _project_with(tmp_path: Path, task_ids) -> Path:
+    for task_id in task_ids:
+        spec = PROJECT / "instances" / "tasks" / f"{task_id}.json"
+        script = PROJECT / "reference_scripts" / f"{task_id}.py"
+        (tmp_path / "instances" / "tasks").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "reference_scripts").mkdir(exist_ok=True)
+        shutil.copy(spec, tmp_path / "instances" / "tasks" / spec.name)
+        shutil.copy(script, tmp_path / "reference_scripts" / script.name)
+    return tmp_path
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted((root / "instances").rglob("*.json")) if "tasks" not in p.parts
+    }
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory, data_root):
+    project = _project_with(tmp_path_factory.mktemp("project"), REAL_TASKS)
+    paths = generate(project, data_root, jobs=2, progress=False)
+    return project, paths, _snapshot(project)
+
+
+def test_generate_writes_one_file_per_binding(generated):
+    project, paths, files = generated
+    specs = load_tasks(project)
+    assert len(paths) == sum(len(t.bindings) for t in specs) == 22
+    assert sorted(files) == sorted(str(p.relative_to(project)) for p in paths)
+    assert "instances/sleep_assessment/sa_sleep_metrics-01.json" in files
+    assert "instances/physiological_integration/pi_alpha_reactivity-08.json" in files
+
+
+def test_generating_twice_gives_byte_identical_files(generated, data_root):
+    project, _, first = generated
+    generate(project, data_root, jobs=1, progress=False)  # one worker instead of two
+    assert _snapshot(project) == first
+    assert check(project, data_root, jobs=2, progress=False) == []
+
+
+def test_instance_carries_ground_truth_and_provenance(generated, data_root):
+    project, _, _ = generated
+    inst = load_instance(project / "instances/sleep_assessment/sa_sleep_metrics-01.json")
+    assert inst.case_id == "sa_sleep_metrics-01" and inst.task_id == "sa_sleep_metrics"
+    assert inst.meta_info.difficulty == inst.meta_info.difficult == "easy"
+    assert "subject sbj01 " in inst.agent_input.instruction
+    truths = {m.metric_id: m.params["ground_truth"] for m in inst.eval_config.metrics}
+    # sbj01: 882 epochs, 801 asleep (the SRI pipeline reports SE 90.82); REM 130 epochs after onset
+    assert truths == {"sleep_efficiency": 90.82, "rem_latency_min": 65.0}
+    assert inst.eval_config.metrics[0].params["tolerance"] == 0.01
+    assert inst.eval_config.metrics[0].model_extra["tolerance_reason"]
+    ref = inst.reference
+    manifest = {item.dest: item.sha256 for _, item in data.load_manifest().files()}
+    assert ref.inputs == {"yasa/sample_data_sri.csv": manifest["yasa/sample_data_sri.csv"]}
+    assert ref.script == "reference_scripts/sa_sleep_metrics.py"
+    assert ref.script_sha256 == data.sha256_file(project / ref.script)
+    assert set(ref.versions) == {"numpy", "pandas"} and ref.params == {"subject": "sbj01"}
+
+
+def test_check_reports_changed_missing_and_extra_files(generated, data_root, tmp_path):
+    source, _, _ = generated
+    project = tmp_path / "copy"
+    shutil.copytree(source, project)
+    changed = project / "instances/physiological_integration/pi_alpha_reactivity-03.json"
+    raw = json.loads(changed.read_text())
+    raw["eval_config"]["metrics"][0]["params"]["ground_truth"] = 1.23
+    changed.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
+    (project / "instances/sleep_assessment/sa_sleep_metrics-14.json").unlink()
+    extra = project / "instances/sleep_assessment/sa_sleep_metrics-99.json"
+    extra.write_text("{}")
+
+    problems = check(project, data_root, progress=False)
+    assert len(problems) == 3, problems
+    differs = next(p for p in problems if p.startswith("differs:"))
+    assert "pi_alpha_reactivity-03.json" in differs and "ground_truth" in differs and "1.23" in differs
+    assert any(p.startswith("missing:") and "sa_sleep_metrics-14.json" in p for p in problems)
+    assert any(p.startswith("extra:") and "sa_sleep_metrics-99.json" in p for p in problems)
+
+    # a task-restricted check only looks at that task's files
+    only_pi = check(project, data_root, tasks=["pi_alpha_reactivity"], progress=False)
+    assert len(only_pi) == 1 and "pi_alpha_reactivity-03" in only_pi[0]
+
+    generate(project, data_root, jobs=2, progress=False)
+    assert not extra.exists()  # stale file of a binding that no longer exists is removed
+    assert check(project, data_root, progress=False) == []
+
+
+def test_dropping_a_binding_removes_only_its_file(generated, data_root, tmp_path):
+    source, _, before = generated
+    project = tmp_path / "copy"
+    shutil.copytree(source, project)
+    spec_path = project / "instances/tasks/sa_sleep_metrics.json"
+    spec = json.loads(spec_path.read_text())
+    spec["bindings"] = [b for b in spec["bindings"] if b["case"] != "07"]
+    spec_path.write_text(json.dumps(spec))
+    generate(project, data_root, tasks=["sa_sleep_metrics"], progress=False)
+    after = _snapshot(project)
+    assert "instances/sleep_assessment/sa_sleep_metrics-07.json" not in after
+    assert {k: v for k, v in before.items() if "sa_sleep_metrics-07" not in k} == after
+
+
+# --- made-up tasks: error paths, without the real recordings ----------------------------
+
+TOY_SCRIPT = '''
+import os
+def run(inputs, params):
+    text = open(inputs[0]).read()
+    if params.get("fail"):
+        raise RuntimeError("asked to fail")
+    return {"length": len(text) * params["scale"], "threads": os.environ.get("OMP_NUM_THREADS")}
+'''
+
+
+def _toy_spec(**changes):
+    spec = {
+        "task_id": "fa_toy",
+        "bench_subset": "Foundational Analysis",
+        "difficulty": "easy",
+        "difficulty_reason": "toy",
+        "original_dataset": "toy",
+        "script": "reference_scripts/fa_toy.py",
+        "instruction": "Scale the length by {scale}.",
+        "parser_prompt": "length",
+        "metrics": [
+            {"metric_id": "length", "type": "numeric_check", "target_key": "length", "weight": 0.5,
+             "params": {"tolerance": 0}, "tolerance_reason": "exact count"},
+            {"metric_id": "threads", "type": "categorical_check", "target_key": "threads",
+             "weight": 0.5, "params": {}},
+        ],
+        "bindings": [{"case": "01", "data_path": ["toy/a.txt"], "params": {"scale": 2}}],
+    }
+    spec.update(changes)
+    return spec
+
+
+@pytest.fixture
+def toy(tmp_path):
+    project, root = tmp_path / "project", tmp_path / "data"
+    (project / "instances/tasks").mkdir(parents=True)
+    (project / "reference_scripts").mkdir()
+    (project / "reference_scripts/fa_toy.py").write_text(TOY_SCRIPT)
+    (root / "toy").mkdir(parents=True)
+    (root / "toy/a.txt").write_text("abcde")
+
+    def write(**changes) -> Path:
+        path = project / "instances/tasks/fa_toy.json"
+        path.write_text(json.dumps(_toy_spec(**changes)))
+        return path
+
+    return project, root, write
+
+
+def test_scripts_run_with_pinned_blas_threads(toy):
+    project, root, write = toy
+    write()
+    (path,) = generate(project, root, progress=False)
+    truths = {m.metric_id: m.params["ground_truth"] for m in load_instance(path).eval_config.metrics}
+    assert truths == {"length": 10, "threads": "1"}
+    assert load_instance(path).agent_input.instruction == "Scale the length by 2."
+
+
+@pytest.mark.parametrize("changes, field", [
+    ({"difficulty": "trivial"}, "difficulty"),
+    ({"instrucion": "typo"}, "instrucion"),
+    ({"bench_subset": "Sleep Assessment"}, "task_id of a Sleep Assessment task must start with 'sa_'"),
+    ({"metrics": [{"metric_id": "length", "type": "numeric_check", "target_key": "length",
+                   "weight": 1.0, "params": {"tolerance": 0.1}}]}, "tolerance_reason"),
+    ({"metrics": [{"metric_id": "length", "type": "numeric_chek", "target_key": "length",
+                   "weight": 1.0, "params": {}}]}, "metrics.0.type"),
+    ({"metrics": [{"metric_id": "length", "type": "categorical_check", "target_key": "length",
+                   "weight": 0.7, "params": {}}]}, "weights sum to 0.7"),
+    ({"bindings": [{"case": "01", "data_path": ["toy/a.txt"], "params": {}}]}, "case 01"),
+    ({"bindings": [{"case": "01", "data_path": ["toy/a.txt"], "parms": {"scale": 1}}]},
+     "bindings.0.parms"),
+])
+def test_bad_spec_error_names_the_file_and_the_field(toy, changes, field):
+    _, _, write = toy
+    path = write(**changes)
+    with pytest.raises(TruthError) as err:
+        load_task(path)
+    assert str(path) in str(err.value) and field in str(err.value)
+
+
+def test_script_failure_names_the_case(toy):
+    project, root, write = toy
+    write(bindings=[{"case": "07", "data_path": ["toy/a.txt"], "params": {"scale": 1, "fail": True}}])
+    with pytest.raises(TruthError, match=r"fa_toy-07: fa_toy.py failed: RuntimeError: asked to fail"):
+        generate(project, root, progress=False)
+    assert not (project / "instances/foundational_analysis").exists()
+
+
+def test_missing_target_key_and_missing_input_are_named(toy):
+    project, root, write = toy
+    write(metrics=[{"metric_id": "m", "type": "categorical_check", "target_key": "nope",
+                    "weight": 1.0, "params": {}}])
+    with pytest.raises(TruthError, match="fa_toy-01: script result lacks target_key 'nope'"):
+        generate(project, root, progress=False)
+    write(bindings=[{"case": "02", "data_path": ["toy/absent.txt"], "params": {"scale": 1}}])
+    with pytest.raises(TruthError, match="fa_toy-02: input.*absent.txt"):
+        generate(project, root, progress=False)
+
+
+def test_unknown_task_is_named(toy):
+    project, root, _ = toy
+    with pytest.raises(TruthError, match="fa_nothing"):
+        generate(project, root, tasks=["fa_nothing"], progress=False)
+
+
+def test_every_task_spec_of_the_project_is_valid():
+    specs = load_tasks(PROJECT)
+    assert {s.bench_subset for s in specs} == set(truth.SUBSETS)
+    for spec in specs:
+        assert (PROJECT / spec.script).is_file(), spec.task_id
