@@ -60,7 +60,8 @@ def _eval_parser(sub) -> None:
     p.add_argument("--pids", type=int, default=r.pids)
     p.add_argument("--cpus", type=float, default=r.cpus)
     p.add_argument("--temperature", type=float, default=m.temperature)
-    p.add_argument("--max-tokens", type=int, default=m.max_tokens)
+    p.add_argument("--max-tokens", type=int, default=m.max_tokens, help="default: 2048 (openai), 512 (local)")
+    p.add_argument("--stop", action="append", default=None, help="stop sequence (repeatable)")
     p.add_argument("--model-timeout", type=float, default=m.timeout_s)
     p.add_argument("--model-retries", type=int, default=m.max_retries)
 
@@ -80,7 +81,7 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
         ),
         resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus),
         model_settings=ModelSettings(
-            temperature=args.temperature, max_tokens=args.max_tokens,
+            temperature=args.temperature, max_tokens=args.max_tokens, stop=args.stop,
             timeout_s=args.model_timeout, max_retries=args.model_retries,
         ),
     )

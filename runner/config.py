@@ -33,7 +33,8 @@ class ResourceLimits(BaseModel):
 
 class ModelSettings(BaseModel):
     temperature: float = 0.0
-    max_tokens: int = Field(2048, ge=1)
+    max_tokens: int | None = Field(None, ge=1)  # None: the model kind's default
+    stop: list[str] | None = None
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(5, ge=0)
 

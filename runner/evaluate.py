@@ -13,6 +13,7 @@ from runner.run.environment import describe
 from runner.run.scheduler import Interrupted, Scheduler
 from runner.run.store import RunStore
 from runner.sandbox import get_backend
+from validation.scoring import check_instance_metrics
 
 EXIT_INTERRUPTED = 130
 
@@ -25,6 +26,7 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
         raise ValueError("no instances to run (instances/ is empty: run `make truth`)")
     root = data_root()
     check_inputs(instances, root)
+    check_metrics(instances)
     backend = get_backend(config.sandbox)
     available, why = backend.available()
     console.print(f"sandbox: {backend.name} ({why})")
@@ -34,16 +36,17 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
     if stale:
         console.print(f"collected {stale} leftover sandbox(es) of crashed runs")
     store = RunStore(runs_dir / config.run_id)
-    environment = {
-        **describe(project_root),
-        "sandbox_backend": backend.name,
-        "instance_set_hash": catalog.instance_set_hash(instances),
-        "instances": len(instances),
-    }
-    store.open(config, environment)
     model = build_model(config.model, project_root=project_root, options=_model_options(config))
-    console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances, jobs {config.jobs}")
     try:
+        environment = {
+            **describe(project_root),
+            "model": model.describe(),
+            "sandbox_backend": backend.name,
+            "instance_set_hash": catalog.instance_set_hash(instances),
+            "instances": len(instances),
+        }
+        store.open(config, environment)
+        console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances, jobs {config.jobs}")
         records = Scheduler(config, store, model, backend, root, console).run(instances)
     except Interrupted as exc:
         console.print(f"[yellow]{exc}; rerun with RUN={config.run_id} to resume")
@@ -64,6 +67,15 @@ def check_inputs(instances, root: Path) -> None:
         )
 
 
+def check_metrics(instances) -> None:
+    problems = [p for i in instances for p in check_instance_metrics(i)]
+    if problems:
+        raise ValueError("broken instances: " + "; ".join(problems[:5]))
+
+
 def _model_options(config: RunConfig) -> ModelOptions:
     s = config.model_settings
-    return ModelOptions(temperature=s.temperature, max_tokens=s.max_tokens, timeout_s=s.timeout_s, max_retries=s.max_retries)
+    return ModelOptions(
+        temperature=s.temperature, max_tokens=s.max_tokens, stop=tuple(s.stop) if s.stop else None,
+        timeout_s=s.timeout_s, max_retries=s.max_retries,
+    )

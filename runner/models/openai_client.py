@@ -67,7 +67,10 @@ class OpenAIModel(Model):
         max_retries: int = 5,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 60.0,
+        use_env_proxy: bool = True,
     ) -> None:
+        """`use_env_proxy=False` ignores HTTP(S)_PROXY: a server on 127.0.0.1 must not be
+        reached through a proxy, and neither httpx nor urllib exempts loopback by itself."""
         self.name = f"openai:{name}"
         self.model_id = name
         self.base_url = base_url
@@ -82,8 +85,13 @@ class OpenAIModel(Model):
         # Backoff waits on the event, so close() cuts a pending wait short. Tests replace it.
         self._sleep: Callable[[float], object] = self._closing.wait
         self._random = random.Random()
+        http_client = None if use_env_proxy else openai.DefaultHttpxClient(trust_env=False)
         self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout_s,
+            http_client=http_client,
         )
 
     def session(self, instance: Instance) -> ModelSession:

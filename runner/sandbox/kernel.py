@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import signal
 import time
 from collections import deque
 from pathlib import Path
+from queue import Empty
 from typing import Protocol
 
 import zmq
@@ -35,6 +37,13 @@ POLL_S = 0.1
 PROBE_S = 0.05  # readiness: interval between iopub probes
 IOPUB_SETTLE_S = 1.0  # after the reply, how long to wait for a late or dropped "idle"
 ALIVE_CHECK_S = 0.25
+
+# Kernel side, every outbound text is capped at MESSAGE_CAP_CHARS (head and tail kept, the
+# middle replaced by this sentinel with the number of characters dropped): a 50 MB print
+# must not arrive as one 50 MB message that the controller would hold whole.
+MESSAGE_CAP_CHARS = 1_000_000
+CUT_SENTINEL_RE = re.compile("\x00eegbench-cut:([0-9]+)\x00")
+ERROR_VALUE_CHARS = 1000  # Observation.error_value is a label, not the output
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07|\x1b[@-_]")
 NO_OUTPUT = "[Execution finished successfully with no output.]"
@@ -63,11 +72,68 @@ class KernelHost(Protocol):
 
     def exit_code(self) -> int | None: ...
 
-    def contain(self) -> int:
-        """Kill stray processes if the process limit was hit since the last call; return how many.
+    def contain(self, sweep: bool = False) -> int:
+        """Kill stray processes if the process limit was hit since the last call (or at once
+        when `sweep`: the cell already hit it); return how many.
 
         Called while a cell runs and after it: a fork bomb's copies of the kernel would
         otherwise starve the kernel of CPU until the timeout."""
+
+
+# --- kernel command -------------------------------------------------------------------
+
+# What `python -m ipykernel_launcher` does, preceded by one patch: Session.serialize caps the
+# text of outbound output messages and drops rich mimetypes (only text/plain is observed).
+KERNEL_BOOTSTRAP = r"""
+import sys
+from jupyter_client.session import Session
+
+
+def _install_output_cap(cap):
+    half = cap // 2
+
+    def cut(text):
+        if not isinstance(text, str) or len(text) <= cap:
+            return text
+        return text[:half] + "\0eegbench-cut:%d\0" % (len(text) - 2 * half) + text[-half:]
+
+    def capped(msg_type, content):
+        if msg_type == "stream":
+            return dict(content, text=cut(content.get("text")))
+        if msg_type in ("execute_result", "display_data", "update_display_data"):
+            data = content.get("data") or {}
+            return dict(content, data={"text/plain": cut(data["text/plain"])} if "text/plain" in data else {})
+        if msg_type == "error" or (msg_type == "execute_reply" and content.get("status") == "error"):
+            return dict(content, evalue=cut(content.get("evalue")),
+                        traceback=[cut(line) for line in content.get("traceback") or []])
+        return content
+
+    original = Session.serialize
+
+    def serialize(self, msg, *args, **kwargs):
+        # Every outbound message passes here complete (execute_result's data is filled in
+        # after Session.msg built it).
+        if isinstance(msg.get("content"), dict):
+            msg = dict(msg, content=capped(msg["header"]["msg_type"], msg["content"]))
+        return original(self, msg, *args, **kwargs)
+
+    Session.serialize = serialize
+
+
+_install_output_cap(int(sys.argv.pop(1)))
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]  # as ipykernel_launcher: the cwd must not shadow packages
+from ipykernel import kernelapp
+
+kernelapp.launch_new_instance()
+"""
+
+
+def kernel_argv(python: str, connection_file: str, budget_chars: int) -> list[str]:
+    """The kernel command line (inside the sandbox) for any backend."""
+    cap = max(MESSAGE_CAP_CHARS, 4 * budget_chars)  # the cap must keep more than the budget
+    return [python, "-c", KERNEL_BOOTSTRAP, str(cap), "-f", connection_file,
+            "--HistoryManager.hist_file=:memory:"]
 
 
 # --- connection files -----------------------------------------------------------------
@@ -156,7 +222,7 @@ def _await_reply(host: KernelHost, client: BlockingKernelClient, msg_id: str, de
     while time.monotonic() < retry_at:
         try:
             msg = client.shell_channel.get_msg(timeout=POLL_S)
-        except Exception:  # queue.Empty; the channel raises nothing else while open
+        except Empty:
             if not host.alive():
                 return False
             continue
@@ -169,7 +235,7 @@ def _await_idle(client: BlockingKernelClient, msg_ids: set[str], deadline: float
     while time.monotonic() < deadline:
         try:
             msg = client.iopub_channel.get_msg(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
-        except Exception:
+        except Empty:
             continue
         if (
             msg["parent_header"].get("msg_id") in msg_ids
@@ -194,6 +260,10 @@ class OutputBuffer:
         self.tail: deque[str] = deque()
         self.tail_len = 0
         self.total = 0
+
+    def skip(self, count: int) -> None:
+        """Characters dropped before they arrived (kernel-side cap): counted as cut."""
+        self.total += count
 
     def add(self, text: str) -> None:
         if not text:
@@ -222,6 +292,13 @@ class OutputBuffer:
             return head + tail, 0
         marker = f"\n[... {cut} characters of output cut here (kept the first {len(head)} and the last {len(kept_tail)}) ...]\n"
         return head + marker + kept_tail, cut
+
+
+def error_label(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = CUT_SENTINEL_RE.sub(lambda m: f"[... {m.group(1)} characters cut ...]", value)
+    return value if len(value) <= ERROR_VALUE_CHARS else value[:ERROR_VALUE_CHARS] + " [...]"
 
 
 def strip_ansi(text: str) -> str:
@@ -266,8 +343,16 @@ class _Cell:
             return
         if msg["msg_type"] == "error":
             self.error_name = msg["content"].get("ename")
-            self.error_value = msg["content"].get("evalue")
-        self.out.add(strip_ansi(output_text(msg)))
+            self.error_value = error_label(msg["content"].get("evalue"))
+        self.add_text(strip_ansi(output_text(msg)))
+
+    def add_text(self, text: str) -> None:
+        pos = 0
+        for cut in CUT_SENTINEL_RE.finditer(text):
+            self.out.add(text[pos : cut.start()])
+            self.out.skip(int(cut.group(1)))
+            pos = cut.end()
+        self.out.add(text[pos:])
 
     def take_shell(self, msg: dict) -> None:
         if msg["parent_header"].get("msg_id") == self.msg_id and msg["msg_type"] == "execute_reply":
@@ -326,8 +411,8 @@ def run_cell(host: KernelHost, code: str, limits: Limits) -> Observation:
     started = time.monotonic()
     notes: list[str] = []
     if not host.alive():
-        note = _restart(host, "The kernel was not running before this cell (it had exited)")
-        if note.startswith("[Infrastructure"):
+        ok, note = _restart(host, "The kernel was not running before this cell (it had exited)")
+        if not ok:
             return _observation(None, "infra_error", started, [note])
         notes.append(note)
     cell = _Cell(host.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False),
@@ -341,14 +426,14 @@ def run_cell(host: KernelHost, code: str, limits: Limits) -> Observation:
         status, restarted = _after_death(host, limits, notes)
     else:
         status, restarted = _after_timeout(host, cell, limits, notes)
-    cell.strays_killed += host.contain() if host.alive() else 0
+    if host.alive():
+        # A final sweep after a hit: the bomb may have forked again into the slots freed.
+        cell.strays_killed += host.contain(sweep=cell.strays_killed > 0)
     if cell.strays_killed:
         notes.append(
             f"[The sandbox hit its process limit ({limits.pids}); {cell.strays_killed} stray child "
             "processes of the kernel were killed.]"
         )
-    if status == "infra_error":
-        restarted = False
     return _observation(cell, status, started, notes, restarted)
 
 
@@ -357,7 +442,7 @@ def _status_from_reply(cell: _Cell) -> ExecStatus:
     if reply.get("status") == "ok":
         return "ok"
     cell.error_name = cell.error_name or reply.get("ename")
-    cell.error_value = cell.error_value or reply.get("evalue")
+    cell.error_value = cell.error_value or error_label(reply.get("evalue"))
     return "oom" if cell.error_name == "MemoryError" else "error"
 
 
@@ -367,13 +452,24 @@ def _after_death(host: KernelHost, limits: Limits, notes: list[str]) -> tuple[Ex
                 f"({limits.memory_mb} MB)")
         status: ExecStatus = "oom"
     else:
-        code = host.exit_code()
-        how = f"exit code {code}" if code is not None and code >= 0 else f"signal {-code}" if code else "unknown cause"
-        what = f"The kernel process died during this cell ({how})"
+        what = f"The kernel process died during this cell ({_exit_reason(host.exit_code())})"
         status = "died"
-    note = _restart(host, what)
+    ok, note = _restart(host, what)
     notes.append(note)
-    return ("infra_error", False) if note.startswith("[Infrastructure") else (status, True)
+    return (status, True) if ok else ("infra_error", False)
+
+
+def _exit_reason(code: int | None) -> str:
+    """Backends report a signal death as 128+N (shell convention) or as -N (Popen)."""
+    if code is None:
+        return "cause unknown"
+    number = code - 128 if code > 128 else -code if code < 0 else 0
+    if number:
+        try:
+            return f"exit code {code}: killed by {signal.Signals(number).name}"
+        except ValueError:
+            return f"exit code {code}: killed by signal {number}"
+    return f"exit code {code}"
 
 
 def _after_timeout(host: KernelHost, cell: _Cell, limits: Limits, notes: list[str]) -> tuple[ExecStatus, bool]:
@@ -390,18 +486,19 @@ def _after_timeout(host: KernelHost, cell: _Cell, limits: Limits, notes: list[st
     else:
         what = (f"Execution timed out after {limits.exec_timeout_s:g} s and did not stop within "
                 f"{limits.grace_s:g} s of an interrupt, so the kernel was killed")
-    note = _restart(host, what)
+    ok, note = _restart(host, what)
     notes.append(note)
-    return ("infra_error", False) if note.startswith("[Infrastructure") else ("timeout", True)
+    return ("timeout", True) if ok else ("infra_error", False)
 
 
-def _restart(host: KernelHost, what: str) -> str:
+def _restart(host: KernelHost, what: str) -> tuple[bool, str]:
+    """Kill and restart the kernel; (restarted, note for the observation)."""
     host.hard_kill()
     try:
         host.restart()
     except SandboxError as exc:
-        return f"[Infrastructure error: {what}, and restarting it failed: {exc}]"
-    return f"[{what}. The kernel was restarted: {STATE_LOST}]"
+        return False, f"[Infrastructure error: {what}, and restarting it failed: {exc}]"
+    return True, f"[{what}. The kernel was restarted: {STATE_LOST}]"
 
 
 def _observation(cell: _Cell | None, status: ExecStatus, started: float, notes: list[str],
@@ -426,8 +523,20 @@ def shutdown(client: BlockingKernelClient) -> None:
     """Ask the kernel to exit (best effort; the backend kills whatever remains)."""
     try:
         client.shutdown()
-    except Exception:
+    except (zmq.ZMQError, AssertionError):  # channel already closed
         pass
+
+
+def reap_children(client: BlockingKernelClient, pids: list[int]) -> None:
+    """Have the kernel reap children the backend killed (pids as the kernel sees them).
+
+    Python never waits for a forked child, so each killed one stays a zombie holding a slot of
+    the process limit. Queued as a silent request: it runs after the current cell, binds
+    nothing in the user namespace, and its messages are ignored by the cell collector.
+    """
+    loop = f"import os\nfor p in {list(pids)!r}:\n    try:\n        os.waitpid(p, 0)\n    except OSError:\n        pass"
+    code = f"exec({loop!r}, {{}})"
+    client.execute(code, silent=True, store_history=False, allow_stdin=False, stop_on_error=False)
 
 
 def request_interrupt(client: BlockingKernelClient) -> None:

@@ -116,6 +116,17 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _ns_pid(pid: int) -> int | None:
+    """The pid as seen inside the innermost pid namespace (last NSpid field)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
 def _descendants(pid: int) -> list[int]:
     out, todo = [], [pid]
     while todo:
@@ -130,6 +141,19 @@ def _kill(pid: int, sig: int = signal.SIGKILL) -> None:
         os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def _tasks_of_uid(uid: int) -> int:
+    tasks = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                tasks += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:
+            pass
+    return tasks
 
 
 def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
@@ -166,7 +190,7 @@ class _Spawner:
             argv, kwargs, future = self._jobs.get()
             try:
                 future.set_result(subprocess.Popen(argv, **kwargs))
-            except BaseException as exc:  # hand every failure back to the caller
+            except BaseException as exc:  # noqa: BLE001 - hand every failure back to the caller
                 future.set_exception(exc)
 
 
@@ -225,6 +249,18 @@ def create_cgroups(name: str, limits: Limits) -> dict[str, str]:
         remove_cgroups(made.values())
         raise
     return made
+
+
+def limits_mechanism() -> str:
+    """'cgroup v1' when this controller can create sandbox cgroups, else why rlimits are used."""
+    try:
+        for parent in cgroup_parents().values():
+            parent.mkdir(exist_ok=True)
+            if not os.access(parent, os.W_OK):
+                raise PermissionError(f"{parent} is not writable")
+    except OSError as exc:
+        return f"rlimits (cgroups not writable: {exc})"
+    return "cgroup v1"
 
 
 def _cgroup_pids(path: str | Path) -> list[int]:
@@ -298,6 +334,17 @@ def sandbox_env(limits: Limits) -> dict[str, str]:
     }
 
 
+def system_binds() -> list[str]:
+    """/usr read-only, and the top-level bin/lib dirs as they are here (symlinks on merged-/usr)."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
 def python_trees() -> list[str]:
     """Host directories the kernel's Python needs (installation prefix, base prefix, venv)."""
     trees = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
@@ -327,7 +374,7 @@ def input_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
         parts = PurePosixPath(rel).parts
         if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
             raise SandboxError(f"{spec.case_id}: input path {rel!r} must be relative to the data root")
-        host = Path(spec.data_root) / rel
+        host = Path(os.path.abspath(spec.data_root)) / rel
         if not host.is_file():
             raise SandboxError(f"{spec.case_id}: input file {host} does not exist")
         inside = "/input/" + "/".join(parts)
@@ -348,18 +395,13 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool
         argv += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
     for key, value in sandbox_env(spec.limits).items():
         argv += ["--setenv", key, value]
-    argv += ["--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            argv += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            argv += ["--ro-bind", top, top]
+    argv += system_binds()
     for tree in python_trees():
         argv += _dirs_for(tree, made) + ["--ro-bind", tree, tree]
     argv += ["--perms", "0755", "--dir", "/etc"]
     for name in ("passwd", "group", "hosts"):
         argv += ["--ro-bind", str(box_dir / "etc" / name), f"/etc/{name}"]
-    for name in ("ld.so.cache", "localtime"):
+    for name in ("ld.so.cache", "localtime", "fonts"):  # fonts: fontconfig complains without it
         if os.path.exists(f"/etc/{name}"):
             argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     # Sized tmpfs: it is memory, and with rlimits alone nothing else would bound it.
@@ -368,7 +410,7 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool
         "--proc", "/proc", "--dev", "/dev",
         "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/tmp",
         "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/dev/shm",
-        "--bind", str(spec.workspace), "/workspace",
+        "--bind", os.path.abspath(spec.workspace), "/workspace",
         "--bind", str(box_dir / "sock"), INSIDE_SOCKET_DIR,
     ]
     argv += input_binds(spec, made)
@@ -376,13 +418,12 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool
     if as_root:  # bwrap as root keeps capabilities and uid 0: drop both for good
         argv += ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
                  "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    return argv + kernel_command(conn_inside)
+    return argv + kernel_command(conn_inside, spec.limits)
 
 
-def kernel_command(conn_inside: str) -> list[str]:
-    """The project's own interpreter runs the kernel (history in memory: nothing to write)."""
-    return [sys.executable, "-m", "ipykernel_launcher", "-f", conn_inside,
-            "--HistoryManager.hist_file=:memory:"]
+def kernel_command(conn_inside: str, limits: Limits) -> list[str]:
+    """The project's own interpreter runs the kernel."""
+    return kernel.kernel_argv(sys.executable, conn_inside, limits.output_budget_chars)
 
 
 def _write_etc(etc: Path) -> None:
@@ -430,7 +471,7 @@ def _controller_alive(owner: dict) -> bool:
 def _remove_box(box: Path, owner: dict | None) -> None:
     """Kill whatever a sandbox dir records, remove its cgroups and the dir itself."""
     owner = owner or {}
-    for pid, start in owner.get("processes", []):
+    for pid, start in reversed(owner.get("processes", [])):  # namespace init first
         if _same_process(pid, start):
             _kill(pid)
     remove_cgroups(owner.get("cgroups", {}).values())
@@ -444,13 +485,20 @@ def collect_stale(state_dir: Path = STATE_DIR) -> int:
             owner = _read_json(box / "owner.json")
             if owner is not None and _controller_alive(owner):
                 continue
-            if owner is None and time.time() - box.stat().st_mtime < STALE_UNOWNED_S:
+            if owner is None and _younger_than(box, STALE_UNOWNED_S):
                 continue  # possibly being created right now
             _remove_box(box, owner)
             removed += 1
     for parent in cgroup_parents().values():
         removed += _collect_stale_cgroups(parent, state_dir)
     return removed
+
+
+def _younger_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime < seconds
+    except OSError:
+        return True  # vanished meanwhile: another collector got it
 
 
 def _collect_stale_cgroups(parent: Path, state_dir: Path) -> int:
@@ -577,6 +625,7 @@ class LocalSandbox(Sandbox):
         # A bounded tail: the sandbox can write to this pipe without limit.
         for raw in iter(lambda: proc.stdout.readline(4096), b""):
             self._log.append(raw.decode("utf-8", "replace").rstrip("\n"))
+        proc.stdout.close()
 
     def log_tail(self) -> str:
         return "\n".join(self._log) or "(no output)"
@@ -622,12 +671,15 @@ class LocalSandbox(Sandbox):
             proc = self._proc
             if proc is None:
                 return
+            if self._init_pid is None and proc.poll() is None:
+                self._find_pids()  # a start that failed never looked them up
             if self._init_pid and proc.poll() is None:
                 _kill(self._init_pid)  # pid 1 of the namespace: the kernel kills the rest
                 _wait(proc, 2.0)  # bwrap and then the reaper exit by themselves
             if proc.poll() is None:
                 for pid in reversed(_descendants(proc.pid)):
                     _kill(pid)
+                _wait(proc, 1.0)  # the reaper reaps them and exits
                 proc.kill()
             _wait(proc, 5.0)
             for path in self.cgroups.values():
@@ -649,13 +701,16 @@ class LocalSandbox(Sandbox):
     def oom_killed(self) -> bool:
         return self._oom_count() > self._oom_base
 
-    def contain(self) -> int:
+    def contain(self, sweep: bool = False) -> int:
         """After the process limit was hit (a fork bomb), kill the kernel's descendants."""
-        if not self._kernel_pid or not self._pids_limit_hit():
+        if not self._kernel_pid or not (self._pids_limit_hit() or sweep):
             return 0
         strays = _descendants(self._kernel_pid)
+        direct = [_ns_pid(p) for p in _children(self._kernel_pid)]
         for pid in strays:
             _kill(pid)
+        if direct and self._client is not None:
+            kernel.reap_children(self._client, [p for p in direct if p])
         return len(strays)
 
     def _pids_limit_hit(self) -> bool:
@@ -663,14 +718,12 @@ class LocalSandbox(Sandbox):
             hits = self._pids_max_count()
             hit, self._pids_max_base = hits > self._pids_max_base, hits
             return hit
-        # rlimit fallback: no event counter, so count tasks (threads) against the limit.
-        tasks = 0
-        for pid in [self._kernel_pid, *_descendants(self._kernel_pid)]:
-            try:
-                tasks += len(os.listdir(f"/proc/{pid}/task"))
-            except OSError:
-                pass
-        return tasks >= self.spec.limits.pids - 2
+        # rlimit fallback: no event counter. RLIMIT_NPROC counts all tasks (threads) of the
+        # sandbox uid on the host, so the limit is hit when that total reaches it; a bomb
+        # whose copies already died leaves zombie children (each holding a slot) instead.
+        if _tasks_of_uid(SANDBOX_UID) >= self.spec.limits.pids - 1:
+            return True
+        return len(_children(self._kernel_pid)) >= max(8, self.spec.limits.pids // 4)
 
     # -- Sandbox --
 
@@ -720,15 +773,14 @@ class LocalBackend(Backend):
         missing = [t for t in tools if shutil.which(t) is None]
         if missing:
             return False, f"missing executables: {', '.join(missing)} (install bubblewrap and util-linux)"
-        probe = ["bwrap", "--unshare-pid", "--unshare-net", "--ro-bind", "/usr", "/usr",
-                 "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+        probe = ["bwrap", "--unshare-pid", "--unshare-net", *system_binds(),
                  "--proc", "/proc", "--dev", "/dev", "true"]
         if os.geteuid() != 0:
             probe[1:1] = ["--unshare-user"]
-        done = subprocess.run(probe, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(probe, check=False, capture_output=True, text=True, timeout=30)
         if done.returncode != 0:
             return False, f"bubblewrap cannot create namespaces here: {done.stderr.strip()[-300:]}"
-        return True, f"bubblewrap {shutil.which('bwrap')}"
+        return True, f"bubblewrap {shutil.which('bwrap')}; limits via {limits_mechanism()}"
 
     def start(self, spec: SandboxSpec) -> LocalSandbox:
         ok, why = self.available()

@@ -93,7 +93,10 @@ def test_json_special_floats_are_kept_for_the_units_to_reject():
 
 
 def test_python_dict_in_a_fence():
-    report = "```python\n{'alpha_rel': 0.25, 'top_channels': ('O1', 'Oz'), 'dominant_band': None}\n```"
+    report = (
+        "```python\n"
+        "{'alpha_rel': 0.25, 'top_channels': ('O1', 'Oz'), 'dominant_band': None}\n```"
+    )
     parsed = parse_report(report, KEYS)
     assert parsed.method == "json"
     assert parsed.fields == {"alpha_rel": 0.25, "top_channels": ["O1", "Oz"], "dominant_band": None}
@@ -218,9 +221,12 @@ def test_normalize_key():
 
 # --- properties --------------------------------------------------------------------------
 
+JSONISH = '{}[]()":,=\n \t-*`\'abcAB_019.eE#>'
+
+
 @settings(max_examples=500, deadline=None)
 @given(
-    report=st.text(alphabet=st.sampled_from(list('{}[]()":,=\n \t-*`\'abcAB_019.eE#>')), max_size=300)
+    report=st.text(alphabet=st.sampled_from(list(JSONISH)), max_size=300)
     | st.text(max_size=300),
     keys=st.lists(st.text(max_size=12), max_size=5),
 )

@@ -1,10 +1,12 @@
 """Instance scoring: weighted aggregation, unscored units, missing reports, determinism."""
 import json
+from pathlib import Path
 
 import pytest
 
-from validation.instance import Instance
+from validation.instance import METRIC_TYPES, Instance, load_instance
 from validation.scoring import InstanceScore, ScoringError, check_instance_metrics, score_instance
+from validation.units import UNITS, ground_truth
 
 
 def make_instance(metrics, case_id="fa_test-01"):
@@ -113,3 +115,24 @@ def test_broken_metric_params_raise_with_case_and_metric():
 
 def test_check_instance_metrics_accepts_a_valid_instance():
     assert check_instance_metrics(make_instance(MIXED)) == []
+
+
+def test_every_metric_type_has_a_unit():
+    assert set(UNITS) == set(METRIC_TYPES)
+
+
+def test_committed_instances_score_their_own_ground_truth_100():
+    """Each shipped instance is scorable, and a report stating its ground truth gets 100
+    whether written as JSON or as key: value lines; an empty report gets 0."""
+    root = Path(__file__).resolve().parents[2] / "instances"
+    paths = sorted(p for p in root.glob("*/*.json") if p.parent.name != "tasks")
+    assert paths, f"no instance files under {root}"
+    for path in paths:
+        instance = load_instance(path)
+        assert check_instance_metrics(instance) == [], path
+        answer = {m.target_key: ground_truth(m.params) for m in instance.eval_config.metrics}
+        as_json = "Final result:\n```json\n" + json.dumps(answer) + "\n```"
+        as_lines = "\n".join(f"{k}: {json.dumps(v)}" for k, v in answer.items())
+        assert score_instance(instance, as_json).score == 100.0, path
+        assert score_instance(instance, as_lines).score == 100.0, path
+        assert score_instance(instance, "").score == 0.0, path

@@ -1,5 +1,6 @@
 """The deterministic validation units against hand-computed values (BrainBench semantics)."""
 import math
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -291,7 +292,9 @@ def test_judge_and_artifact_units_are_unscored(unit):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=15,
 )
 PARAMS = [
@@ -313,9 +316,9 @@ def test_units_score_any_prediction_within_bounds(pred):
 
 
 def test_long_hostile_predictions_score_quickly():
-    import time
-
-    hostile = ["a" + " " * 100_000 + "b", "9" * 10_000 + "x y", "a, " * 50_000, "\t" * 100_000 + ","]
+    hostile = [
+        "a" + " " * 100_000 + "b", "9" * 10_000 + "x y", "a, " * 50_000, "\t" * 100_000 + ",",
+    ]
     for pred in hostile:
         for unit, params in PARAMS:
             start = time.perf_counter()

@@ -60,7 +60,9 @@ def default_gguf() -> Path:
 
 
 @pytest.mark.integration
-def test_local_model_answers_a_chat_and_stops_cleanly(default_gguf):
+def test_local_model_answers_a_chat_and_stops_cleanly(default_gguf, monkeypatch):
+    for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):  # a proxy that would swallow requests
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
     model = LocalModel(project_root=PROJECT_ROOT, options=ModelOptions(max_tokens=32))
     pid, port = model.server.pid, port_of(model.server.base_url)
     try:

@@ -71,3 +71,39 @@ def test_socket_path_length_is_checked():
     kernel.socket_dir_ok("/tmp/eegbench-sbx/123-abcd/sock", "/kernel")
     with pytest.raises(SandboxError, match="too long"):
         kernel.socket_dir_ok("/tmp/" + "d" * 100, "/kernel")
+
+
+def test_kernel_side_cut_sentinels_count_as_cut_characters():
+    cell = kernel._Cell("id", budget=100)
+    cell.add_text("A" * 60 + "\x00eegbench-cut:5000\x00" + "B" * 60)
+    text, cut = cell.out.render()
+    assert cut == 60 + 5000 + 60 - 100
+    assert text.startswith("A" * 50) and text.endswith("B" * 50) and "\x00" not in text
+
+
+def test_error_label_is_short_and_readable():
+    assert kernel.error_label(None) is None
+    assert kernel.error_label("x\x00eegbench-cut:7\x00y") == "x[... 7 characters cut ...]y"
+    assert len(kernel.error_label("v" * 10_000)) == kernel.ERROR_VALUE_CHARS + len(" [...]")
+
+
+def test_kernel_bootstrap_caps_outbound_messages():
+    """Run the bootstrap's patch (not the kernel launch) against a real Session."""
+    from jupyter_client.session import Session
+
+    patch = kernel.KERNEL_BOOTSTRAP.split("_install_output_cap(int")[0]
+    namespace: dict = {}
+    original = Session.serialize
+    try:
+        exec(patch, namespace)
+        namespace["_install_output_cap"](100)
+        session = Session(key=b"k")
+        frames = session.serialize(session.msg("stream", {"name": "stdout", "text": "a" * 1000}))
+        content = session.unpack(frames[-1])
+        assert content["text"] == "a" * 50 + "\x00eegbench-cut:900\x00" + "a" * 50
+        rich = session.msg("display_data", {"data": {"text/plain": "fig", "image/png": "x" * 10**6}})
+        assert session.unpack(session.serialize(rich)[-1])["data"] == {"text/plain": "fig"}
+        reply = session.msg("execute_reply", {"status": "ok", "execution_count": 1})
+        assert session.unpack(session.serialize(reply)[-1]) == {"status": "ok", "execution_count": 1}
+    finally:
+        Session.serialize = original

@@ -13,7 +13,10 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -58,6 +61,11 @@ def leftovers(box: local.LocalSandbox, pids: list[int]) -> list[str]:
     return found
 
 
+def own_boxes() -> set[Path]:
+    """This test process's sandbox dirs (other processes on the machine may run sandboxes)."""
+    return set(local.STATE_DIR.glob(f"{os.getpid()}-*"))
+
+
 def sandbox_pids(box: local.LocalSandbox) -> list[int]:
     return [int(p) for p in Path(box.cgroups["pids"], "cgroup.procs").read_text().split()]
 
@@ -92,6 +100,12 @@ def rough(backend, tmp_path_factory):
     sandbox = backend.start(spec)
     yield sandbox
     sandbox.close()
+
+
+def test_backend_registry(backend):
+    assert backend.name == "local" and "cgroup v1" in backend.available()[1]
+    with pytest.raises(SandboxError, match="unknown sandbox backend 'nope'"):
+        get_backend("nope")
 
 
 # --- the execute contract ---------------------------------------------------------------------
@@ -130,22 +144,35 @@ def test_exception_gives_traceback_and_error_fields(box):
 
 def test_timeout_interrupts_and_keeps_state(box):
     run(box, "survivor = 'still here'")
-    obs = run(box, "while True:\n    pass")
+    obs = run(box, "print('before the loop', flush=True)\nwhile True:\n    pass")
     assert obs.status == "timeout" and not obs.restarted
+    assert obs.text.startswith("before the loop\n")
     assert "timed out after 3 s" in obs.text and "interrupted" in obs.text
     assert 3 <= obs.duration_s < 3 + 2
     assert box.alive()
     assert run(box, "print(survivor)").text == "still here\n"
 
 
-def test_printing_50_mb_is_truncated_head_and_tail(box):
-    obs = run(box, "print('HEAD' + 'x' * 50_000_000 + 'TAIL')")
+@pytest.mark.parametrize("code", [
+    "print('HEAD' + 'x' * 50_000_000 + 'TAIL')",  # one stream message
+    "for i in range(500):\n    print(('HEAD' if i == 0 else '') + 'x' * 100_000 + ('TAIL' if i == 499 else ''), end='')",
+    "'HEAD' + 'x' * 50_000_000 + 'TAIL'",  # an execute_result
+])
+def test_50_mb_of_output_is_truncated_without_holding_it(box, code):
+    tracemalloc.start()
+    try:
+        obs = run(box, code)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
     assert obs.status == "ok"
+    assert peak < 20e6  # the controller never held the 50 MB (the kernel caps each message)
     budget = box.spec.limits.output_budget_chars
-    assert obs.truncated_chars == 50_000_009 - budget
+    text = obs.text.replace("'", "")  # the execute_result is the str's repr
+    assert text.startswith("HEADxxx") and text.rstrip("\n").endswith("xxxTAIL")
+    assert obs.truncated_chars >= 50_000_000 - budget
     marker = f"\n[... {obs.truncated_chars} characters of output cut here (kept the first 1000 and the last 1000) ...]\n"
-    assert len(obs.text) == budget + len(marker)
-    assert obs.text.startswith("HEADxxx") and obs.text.endswith("xxxTAIL\n")
+    assert marker in obs.text and len(obs.text) == budget + len(marker)
 
 
 def test_input_fails_at_once(box):
@@ -299,7 +326,7 @@ def test_limits_are_set_in_cgroups(box):
 
 
 def test_uninterruptible_cell_is_hard_killed_and_restarted(rough):
-    run(rough, "lost = 1")
+    run(rough, "lost = 1\nopen('/workspace/kept.txt', 'w').write('on disk')")
     old = rough._kernel_pid
     obs = run(rough, "sum(range(10**11))")
     assert obs.status == "timeout" and obs.restarted
@@ -307,12 +334,19 @@ def test_uninterruptible_cell_is_hard_killed_and_restarted(rough):
     assert not Path(f"/proc/{old}").exists()
     assert run(rough, "print('back')").text == "back\n"
     assert run(rough, "lost").error_name == "NameError"
+    assert run(rough, "print(open('/workspace/kept.txt').read())").text == "on disk\n"
 
 
 def test_os_exit_is_reported_as_death_and_restarted(rough):
     obs = run(rough, "import os\nos._exit(1)")
     assert obs.status == "died" and obs.restarted
     assert "died" in obs.text and "exit code 1" in obs.text
+    assert run(rough, "print('back')").text == "back\n"
+
+
+def test_kill_signal_is_reported_as_death(rough):
+    obs = run(rough, "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+    assert obs.status == "died" and obs.restarted and "killed by SIGKILL" in obs.text
     assert run(rough, "print('back')").text == "back\n"
 
 
@@ -338,7 +372,62 @@ def test_fork_bomb_is_contained(rough):
     assert len(sandbox_pids(rough)) == 4
 
 
+def test_cpu_quota_throttles_the_sandbox(backend, tmp_path):
+    sandbox = backend.start(make_spec(tmp_path, "cpu", cpus=0.25))
+    try:
+        obs = run(sandbox, """
+            import os, time
+            before, start = os.times(), time.time()
+            while time.time() - start < 1.2:
+                pass
+            after = os.times()
+            print(round(after.user + after.system - before.user - before.system, 2))
+        """)
+    finally:
+        sandbox.close()
+    assert obs.status == "ok"
+    assert float(obs.text) < 0.7  # a quarter of a CPU for 1.2 s, with scheduling slack
+
+
+def test_rlimits_stand_in_when_cgroups_are_not_writable(backend, tmp_path, monkeypatch):
+    def read_only(name, limits):
+        raise PermissionError("read-only cgroup file system (simulated)")
+
+    monkeypatch.setattr(local, "create_cgroups", read_only)
+    # pids: RLIMIT_NPROC counts every task of the sandbox uid, the other sandboxes' too.
+    sandbox = backend.start(make_spec(tmp_path, "rlimit", memory_mb=1024, pids=128, exec_timeout_s=10))
+    try:
+        assert sandbox.limits_via.startswith("rlimits") and sandbox.cgroups == {}
+        obs = run(sandbox, "import numpy\nblock = numpy.ones(2 * 1024**3 // 8)")
+        assert obs.status == "oom" and obs.error_name == "MemoryError" and not obs.restarted
+        obs = run(sandbox, "import os\nwhile True:\n    os.fork()")
+        assert obs.status == "error" and obs.error_name == "BlockingIOError"
+        assert "process limit (128)" in obs.text
+        assert run(sandbox, "print('back')").text == "back\n"
+        pids = [sandbox._proc.pid, *local._descendants(sandbox._proc.pid)]
+        assert len(pids) == 4
+    finally:
+        sandbox.close()
+    assert not any(running(p) for p in pids)
+
+
 # --- lifecycle -----------------------------------------------------------------------------------
+
+
+def test_sandbox_outlives_the_thread_that_started_it(backend, tmp_path):
+    # --die-with-parent follows the thread that forked bwrap: worker threads come and go.
+    started: list = []
+    worker = threading.Thread(target=lambda: started.append(backend.start(make_spec(tmp_path, "thread"))))
+    worker.start()
+    worker.join()
+    sandbox = started[0]
+    try:
+        time.sleep(0.2)
+        assert sandbox.alive() and run(sandbox, "print('alive')").text == "alive\n"
+        with ThreadPoolExecutor(1) as pool:  # a later cell may come from another thread
+            assert pool.submit(run, sandbox, "print('other thread')").result().text == "other thread\n"
+    finally:
+        sandbox.close()
 
 
 def test_close_leaves_no_process_cgroup_or_socket_dir(backend, tmp_path):
@@ -362,18 +451,18 @@ def test_missing_input_is_an_infrastructure_error(backend, tmp_path):
 
 def test_kernel_that_never_answers_fails_start_with_its_output(backend, tmp_path, monkeypatch):
     monkeypatch.setattr(kernel, "READY_TIMEOUT_S", 2.0)
-    monkeypatch.setattr(local, "kernel_command", lambda conn: [
+    monkeypatch.setattr(local, "kernel_command", lambda conn, limits: [
         sys.executable, "-c", "import sys, time; print('hang-marker', file=sys.stderr, flush=True); time.sleep(60)"])
-    before = set(local.STATE_DIR.iterdir())
+    before = own_boxes()
     started = time.monotonic()
     with pytest.raises(SandboxError, match="(?s)did not answer within 2 s.*hang-marker"):
         backend.start(make_spec(tmp_path, "hang"))
     assert time.monotonic() - started < 10
-    assert set(local.STATE_DIR.iterdir()) == before  # torn down
+    assert own_boxes() == before  # torn down
 
 
 def test_kernel_that_crashes_fails_start_at_once(backend, tmp_path, monkeypatch):
-    monkeypatch.setattr(local, "kernel_command", lambda conn: [
+    monkeypatch.setattr(local, "kernel_command", lambda conn, limits: [
         sys.executable, "-c", "import sys; sys.exit('crash-marker')"])
     started = time.monotonic()
     with pytest.raises(SandboxError, match="(?s)exited before answering.*crash-marker"):
@@ -397,7 +486,7 @@ import time; time.sleep(600)
 """
 
 
-def test_collect_stale_removes_what_a_killed_controller_left(backend, tmp_path):
+def test_collect_stale_removes_what_a_killed_controller_left(backend, box, tmp_path):
     child = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], stdout=subprocess.PIPE,
                              text=True, cwd=PROJECT_ROOT)
     try:
@@ -411,4 +500,4 @@ def test_collect_stale_removes_what_a_killed_controller_left(backend, tmp_path):
     assert not any(Path(p).exists() for p in made["cgroups"].values())
     # Its processes died with it (--die-with-parent); the host's init reaps the zombies.
     assert not any(running(p) for p in made["pids"])
-    assert backend.collect_stale() == 0  # nothing of ours (live sandboxes) is touched
+    assert box.box.exists() and box.execute("print(1)").text == "1\n"  # a live one is left alone
