@@ -126,18 +126,18 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    from runner.logs import logs_table, resolve_run
+    from runner.logs import logs_table, output_console, resolve_run
 
     store = resolve_run(args.run, runs_dir())
-    Console().print(logs_table(store, args.status, args.task))
+    output_console().print(logs_table(store, args.status, args.task))
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from runner.logs import resolve_run, show_case
+    from runner.logs import output_console, resolve_run, show_case
 
     store = resolve_run(args.run, runs_dir())
-    show_case(store, args.case, Console())
+    show_case(store, args.case, output_console())
     return 0
 
 

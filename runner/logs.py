@@ -96,7 +96,7 @@ def _turn_panel(turn: dict) -> Panel:
     if turn.get("note"):
         parts.append(Text(f"[{turn['note']}]", style="yellow"))
     if turn["action"] == "execute" and turn.get("code") is not None:
-        parts.append(Syntax(turn["code"], "python", line_numbers=False))
+        parts.append(Syntax(turn["code"], "python", line_numbers=False, word_wrap=True))
     else:
         parts.append(Text(turn["reply"]))
     obs = turn.get("observation")
@@ -116,9 +116,20 @@ def _score_table(score: dict) -> Table:
         table.add_row(
             m["metric_id"], m["type"], m["target_key"], f"{m['weight']:g}", json.dumps(m.get("predicted")),
             json.dumps(m.get("expected")), "unscored" if m.get("score") is None else f"{m['score']:.3f}",
-            m.get("detail") or "",
+            _clip(m.get("detail") or "", 160),
         )
     return table
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def output_console() -> Console:
+    """Stdout console; piped output gets a readable width instead of rich's 80 columns."""
+    import sys
+
+    return Console() if sys.stdout.isatty() else Console(width=160)
 
 
 def _status_text(status: str) -> Text:

@@ -116,6 +116,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a killed child stays a zombie until its parent reaps it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 def _ns_pid(pid: int) -> int | None:
     """The pid as seen inside the innermost pid namespace (last NSpid field)."""
     try:
@@ -702,16 +711,27 @@ class LocalSandbox(Sandbox):
         return self._oom_count() > self._oom_base
 
     def contain(self, sweep: bool = False) -> int:
-        """After the process limit was hit (a fork bomb), kill the kernel's descendants."""
+        """After the process limit was hit (a fork bomb), kill every process but the kernel."""
         if not self._kernel_pid or not (self._pids_limit_hit() or sweep):
             return 0
-        strays = _descendants(self._kernel_pid)
-        direct = [_ns_pid(p) for p in _children(self._kernel_pid)]
-        for pid in strays:
-            _kill(pid)
+        killed: set[int] = set()
+        direct: set[int] = set()
+        # Everything in the namespace but its init and the kernel: children of killed copies
+        # are re-parented to the init. Repeat: a copy not yet killed may fork meanwhile.
+        root = self._init_pid or self._kernel_pid
+        for _ in range(100):
+            strays = [p for p in _descendants(root) if p != self._kernel_pid and _running(p)]
+            if not strays:
+                break
+            direct |= {_ns_pid(p) or 0 for p in _children(self._kernel_pid)}
+            for pid in strays:
+                _kill(pid)
+            killed |= set(strays)
+            time.sleep(0.005)
+        direct.discard(0)
         if direct and self._client is not None:
-            kernel.reap_children(self._client, [p for p in direct if p])
-        return len(strays)
+            kernel.reap_children(self._client, sorted(direct))
+        return len(killed)
 
     def _pids_limit_hit(self) -> bool:
         if self.cgroups:

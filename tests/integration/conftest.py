@@ -23,7 +23,7 @@ def kernel_processes() -> set[int]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if b"ipykernel_launcher" in cmdline or cmdline.startswith(b"bwrap"):
+        if b"ipykernel" in cmdline or b"kernelapp" in cmdline or cmdline.startswith(b"bwrap"):
             found.add(int(entry.name))
     return found
 

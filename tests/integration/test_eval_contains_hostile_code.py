@@ -11,9 +11,9 @@ ATTACKS = {
     "tcp_outside": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=3); print('CONNECTED')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "tcp_host_loopback": "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "dns": "import socket\ntry:\n    print('RESOLVED', socket.getaddrinfo('pypi.org', 443))\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
-    "pip_install": "import subprocess, sys\nr = subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-cache-dir', 'six'], capture_output=True, text=True, timeout=60)\nprint('PIP_RC', r.returncode)",
+    "pip_install": "import subprocess, sys, importlib.util\nr = subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-cache-dir', 'cowsay'], capture_output=True, text=True, timeout=60)\nprint('PIP_RC', r.returncode, 'IMPORTABLE' if importlib.util.find_spec('cowsay') else 'ABSENT')",
     "shadow": "try:\n    print('READ', open('/etc/shadow').read()[:20])\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
-    "instance_file": "import glob, os\nhits = glob.glob('{root}/instances/**/*.json', recursive=True) + glob.glob('/**/instances/*/*.json', recursive=True)\nprint('INSTANCE_FILES', len(hits), os.path.exists('{root}'))",
+    "instance_file": "import os\nhits = []\nfor top, dirs, files in os.walk('/'):\n    dirs[:] = [d for d in dirs if os.path.join(top, d) not in ('/proc', '/sys', '/dev')]\n    hits += [f for f in files if f.endswith('.json') and 'ground_truth' in open(os.path.join(top, f), errors='ignore').read()] if 'instances' in top else []\nprint('INSTANCE_FILES', len(hits), os.path.exists('{root}'))",
     "write_input": "import glob\np = glob.glob('/input/**/*.*', recursive=True)[0]\ntry:\n    open(p, 'a').write('x'); print('WROTE')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "env_secret": "import os\nprint('SECRET' if any('secret-xyz' in v for v in os.environ.values()) else 'CLEAN', sorted(os.environ))",
     "fork_bomb": "import os\nn = 0\ntry:\n    while n < 100000:\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n    print('FORK_LIMIT', n, type(e).__name__)",
@@ -76,7 +76,7 @@ def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path,
         assert "BLOCKED" in obs["tcp_outside"]["text"]
         assert "BLOCKED" in obs["tcp_host_loopback"]["text"]
         assert "BLOCKED" in obs["dns"]["text"]
-        assert "PIP_RC 0" not in obs["pip_install"]["text"]
+        assert "ABSENT" in obs["pip_install"]["text"] and "PIP_RC 0" not in obs["pip_install"]["text"]
         assert "BLOCKED" in obs["shadow"]["text"]
         assert "INSTANCE_FILES 0 False" in obs["instance_file"]["text"]
         assert "BLOCKED" in obs["write_input"]["text"]

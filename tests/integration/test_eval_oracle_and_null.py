@@ -64,3 +64,28 @@ def test_eval_null_every_instance_solution_and_score_0(eegbench, all_case_ids):
     results = eegbench.results("null")
     assert sorted(r["case_id"] for r in results) == sorted(all_case_ids)
     assert {(r["status"], r["score"]) for r in results} == {("solution", 0.0)}
+
+
+def test_replay_of_the_oracle_run_scores_the_same(oracle_run):
+    ev, _ = oracle_run
+    proc = ev("eval", "--model", f"replay:{ev.runs_dir / 'oracle'}", "--set", "fa_alpha_relpower", "--run", "replay")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    replayed = {r["case_id"]: (r["status"], r["score"]) for r in ev.results("replay")}
+    original = {r["case_id"]: (r["status"], r["score"]) for r in ev.results("oracle") if r["case_id"] in replayed}
+    assert len(replayed) >= 5 and replayed == original
+
+
+def test_eval_without_model_says_so_and_runs_the_oracle(eegbench):
+    proc = eegbench("eval", "--set", "fa_alpha_relpower-01", "--run", "check")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "No MODEL given" in proc.stderr
+    assert [(r["status"], r["score"]) for r in eegbench.results("check")] == [("solution", 100.0)]
+
+
+def test_eval_rejects_bad_options_naming_them(eegbench):
+    proc = eegbench("eval", "--model", "nosuch:thing", "--set", "fa_alpha_relpower-01", "--run", "bad")
+    assert proc.returncode == 2 and "nosuch:thing" in proc.stderr
+    proc = eegbench("eval", "--model", "null", "--set", "no_such_task", "--run", "bad2")
+    assert proc.returncode == 2 and "no_such_task" in proc.stderr
+    proc = eegbench("eval", "--model", "null", "--run", "../escape")
+    assert proc.returncode == 2 and "RUN=" in proc.stderr

@@ -95,7 +95,7 @@ def test_kernel_bootstrap_caps_outbound_messages():
     namespace: dict = {}
     original = Session.serialize
     try:
-        exec(patch, namespace)
+        exec(patch, namespace)  # noqa: S102 - the bootstrap text is ours
         namespace["_install_output_cap"](100)
         session = Session(key=b"k")
         frames = session.serialize(session.msg("stream", {"name": "stdout", "text": "a" * 1000}))
