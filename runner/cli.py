@@ -10,7 +10,12 @@ from rich.console import Console
 
 from runner import catalog
 from runner.config import (
-    ControlLimits, ModelSettings, ResourceLimits, RunConfig, check_run_id, default_run_id,
+    ControlLimits,
+    ModelSettings,
+    ResourceLimits,
+    RunConfig,
+    check_run_id,
+    default_run_id,
 )
 
 PROJECT_ROOT = catalog.PROJECT_ROOT

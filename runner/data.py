@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import IO, Iterator, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from rich.progress import BarColumn, DownloadColumn, TextColumn, TimeElapsedColumn
+
+from runner.fileio import progress_bar, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST_PATH = Path(__file__).with_name("data_manifest.json")
@@ -122,13 +125,14 @@ def fetch(
     manifest = manifest or load_manifest()
     report = FetchReport()
     root.mkdir(parents=True, exist_ok=True)
-    with _progress(progress) as bar:
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn())
+    with progress_bar(progress, *columns) as bar:
         for package in manifest.packages:
             _fetch_package(root, package, report, bar)
     text = attribution_text(manifest).encode()
     target = root / ATTRIBUTION
     if not target.is_file() or target.read_bytes() != text:
-        _write_atomic(target, text)
+        write_atomic(target, text)
     return report
 
 
@@ -286,39 +290,6 @@ def _extract(members: _Members, package: Package, item: DataFile, dest: Path, ba
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-class _NoBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
-def _progress(enabled: bool):
-    if not enabled:
-        return _NoBar()
-    from rich.progress import (
-        BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
-    )
-
-    return Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
-        transient=False,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,10 +29,18 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from runner.fileio import progress_bar, write_atomic
 from validation.instance import (
-    METRIC_TYPES,
     SUBSETS,
     AgentInput,
     EvalConfig,
@@ -42,6 +50,8 @@ from validation.instance import (
     Reference,
     dump_instance,
 )
+
+_COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
 TASKS_DIR = Path("instances/tasks")
 SUBSET_SLUGS = {subset: subset.lower().replace(" ", "_") for subset in SUBSETS}
@@ -77,24 +87,12 @@ class TruthError(RuntimeError):
 # --- task specs ------------------------------------------------------------------------
 
 
-class TaskMetric(BaseModel):
-    """One metric of a spec. Besides the fields below it may carry free-text `*_reason`
-    fields (e.g. `rule_reason` for a set or sequence rule); they are copied to the instance."""
+class TaskMetric(MetricSpec):
+    """One metric of a spec: an instance metric without its ground truth. Besides the
+    fields below it may carry free-text `*_reason` fields (e.g. `rule_reason` for a set or
+    sequence rule); they are copied to the instance."""
 
-    model_config = ConfigDict(extra="allow")
-    metric_id: str
-    type: str
-    target_key: str
-    weight: float = Field(ge=0)
-    params: dict[str, Any] = Field(default_factory=dict)
     tolerance_reason: str | None = None
-
-    @field_validator("type")
-    @classmethod
-    def _known_type(cls, value: str) -> str:
-        if value not in METRIC_TYPES:
-            raise ValueError(f"unknown metric type {value!r}; expected one of {METRIC_TYPES}")
-        return value
 
     @model_validator(mode="after")
     def _tolerance_explained(self) -> "TaskMetric":
@@ -357,7 +355,7 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
     texts: dict[Path, str] = {}
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
-                             initializer=_pin_threads) as pool, _progress(progress) as bar:
+                             initializer=_pin_threads) as pool, progress_bar(progress, *_COLUMNS) as bar:
         bar_task = bar.add_task("ground truth", total=len(work)) if bar else None
         futures = {
             pool.submit(_build_text, task, binding, str(project_root), str(data_root)):
@@ -387,7 +385,7 @@ def generate(project_root: Path, data_root: Path, tasks: list[str] | None = None
     for path, text in texts.items():
         if not path.is_file() or path.read_text() != text:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(path, text)
+            write_atomic(path, text)
     for stale in _managed_files(project_root, tasks) - set(texts):
         stale.unlink()
     return list(texts)
@@ -489,30 +487,3 @@ def _placeholders(template: str) -> set[str]:
     return names
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            out.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-class _NoBar:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-
-def _progress(enabled: bool):
-    if not enabled:
-        return _NoBar()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn())

@@ -16,12 +16,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from runner.config import RunConfig
 from runner.models.base import Model
 from runner.paradigms.codeact import InstanceOutcome, run_codeact
-from runner.run.store import ResultRecord, RunStore, retain_artifacts, write_atomic, write_json
+from runner.run.store import (
+    ResultRecord,
+    RunStore,
+    retain_artifacts,
+    write_atomic,
+    write_json,
+)
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
 from validation.instance import Instance
 from validation.scoring import score_instance

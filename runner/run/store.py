@@ -18,11 +18,11 @@ import shutil
 import stat
 import threading
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from runner.config import RunConfig
+from runner.fileio import write_atomic, write_json
 
 RESULTS = "results.jsonl"
 RUN_JSON = "run.json"
@@ -45,19 +45,6 @@ class ResultRecord(BaseModel):
     completion_tokens: int
     duration_s: float
     error: str | None = None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-def write_json(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 class RunStore:

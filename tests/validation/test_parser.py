@@ -6,7 +6,12 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validation.parser import MAX_FAILED_DECODES, MAX_REPORT_CHARS, normalize_key, parse_report
+from validation.parser import (
+    MAX_FAILED_DECODES,
+    MAX_REPORT_CHARS,
+    normalize_key,
+    parse_report,
+)
 
 KEYS = ["alpha_rel", "dominant_band", "top_channels"]
 

@@ -5,7 +5,12 @@ from pathlib import Path
 import pytest
 
 from validation.instance import METRIC_TYPES, Instance, load_instance
-from validation.scoring import InstanceScore, ScoringError, check_instance_metrics, score_instance
+from validation.scoring import (
+    InstanceScore,
+    ScoringError,
+    check_instance_metrics,
+    score_instance,
+)
 from validation.units import UNITS, ground_truth
 
 

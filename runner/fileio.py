@@ -1,0 +1,44 @@
+"""Small file and console helpers shared by the data cache, truth generation and runs."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+
+def write_atomic(path: Path, content: str | bytes, mode: int = 0o644) -> None:
+    """Write via a temporary file in the same directory and rename: readers (and a crash)
+    see either the old file or the complete new one. `mode` matters because sandboxes read
+    some of these files as another uid, and mkstemp creates 0600 files."""
+    path = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool, *columns) -> Iterator[Any]:
+    """A rich Progress with the given columns, or None when progress display is off."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import Progress
+
+    with Progress(*columns) as bar:
+        yield bar
