@@ -1,4 +1,4 @@
-"""Reference for nc_erp_face_house: N170 latency for faces vs houses (pylossless data).
+"""Reference for nc_erp_face_house: N170 amplitude for faces vs houses (pylossless data).
 
 Average reference over all 128 channels, epochs -0.2..0.5 s around the `sample` onsets of
 the events file, baseline from epoch start to 0 s, no rejection (annotations ignored), no
@@ -21,9 +21,10 @@ def run(inputs: list[str], params: dict) -> dict:
     face = _n170(raw, events, params["face_types"], params["channel"], window)
     house = _n170(raw, events, params["house_types"], params["channel"], window)
     return {
+        "face_n170_amplitude_uv": round(face[1] * 1e6, 2),
+        "house_n170_amplitude_uv": round(house[1] * 1e6, 2),
         "face_n170_latency_ms": face[0],
         "house_n170_latency_ms": house[0],
-        "larger_n170": "face" if face[1] < house[1] else "house",
     }
 
 

@@ -2,14 +2,14 @@
 
 Stages the recording with yasa.SleepStaging (default pre-trained LightGBM classifier) from
 one EEG channel and optionally one EOG and one EMG channel, then reports the share of
-30-s epochs staged N2 or N3 and the most frequent stage.
+30-s epochs staged N2 or N3 and the stage of one requested epoch (numbered from 1).
 """
 import warnings
 
 import mne
 import yasa
 
-STAGE_ORDER = ("WAKE", "N1", "N2", "N3", "REM")  # also the tie-break order
+STAGE_ORDER = ("WAKE", "N1", "N2", "N3", "REM")
 
 
 def run(inputs: list[str], params: dict) -> dict:
@@ -29,9 +29,10 @@ def run(inputs: list[str], params: dict) -> dict:
     unknown = set(stages) - set(STAGE_ORDER)
     if unknown:
         raise ValueError(f"sa_n2n3_fraction: unexpected stage labels {sorted(unknown)}")
-    # max() keeps the first maximal element, so ties resolve in STAGE_ORDER.
-    majority = max(STAGE_ORDER, key=lambda stage: counts[stage])
+    epoch = int(params["epoch"])
+    if not 1 <= epoch <= len(stages):
+        raise ValueError(f"sa_n2n3_fraction: epoch {epoch} outside 1..{len(stages)}")
     return {
         "n2n3_fraction": round((counts["N2"] + counts["N3"]) / len(stages), 4),
-        "majority_stage": majority,
+        "epoch_stage": stages[epoch - 1],
     }

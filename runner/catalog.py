@@ -1,8 +1,11 @@
-"""The instance set: load instance files and select them with SET=."""
+"""The instance set: load instance files, select them with SET=, summarise them per subset."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from validation.instance import Instance, load_instance
 
@@ -10,10 +13,17 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCES_DIR = PROJECT_ROOT / "instances"
 
 
+# Folders under instances/ that hold other JSON than instance files.
+NOT_INSTANCE_DIRS = ("tasks", "manifests")
+
+
 def instance_files(instances_dir: Path = INSTANCES_DIR) -> list[Path]:
-    """Instance files, sorted; the task specs under instances/tasks/ are not instances."""
+    """Instance files, sorted; task specs (instances/tasks/) and subset manifests
+    (instances/manifests/) are not instances."""
+    instances_dir = Path(instances_dir)
     return sorted(
-        p for p in Path(instances_dir).rglob("*.json") if "tasks" not in p.relative_to(instances_dir).parts
+        p for p in instances_dir.rglob("*.json")
+        if not set(NOT_INSTANCE_DIRS) & set(p.relative_to(instances_dir).parts)
     )
 
 
@@ -58,3 +68,71 @@ def instance_set_hash(instances: list[Instance]) -> str:
     for inst in sorted(instances, key=lambda i: i.case_id):
         digest.update(inst.model_dump_json(exclude_none=True).encode())
     return digest.hexdigest()
+
+
+# --- subset manifests -----------------------------------------------------------------------
+
+
+class TaskCounts(BaseModel):
+    difficulty: str | None
+    instances: int
+    units: dict[str, int]  # metric type -> number of units over the task's instances
+
+
+class Counts(BaseModel):
+    tasks: int
+    instances: int
+
+
+class SubsetManifest(BaseModel):
+    """What one subset holds (instances/manifests/<subset_slug>.json): counts by task,
+    difficulty and unit type, and the hash of its instances, so a reviewer sees what changed
+    and `truth --check` notices a manifest that no longer describes the instance files."""
+
+    bench_subset: str
+    instance_set_hash: str
+    tasks: int
+    instances: int
+    by_task: dict[str, TaskCounts]
+    by_difficulty: dict[str, Counts]
+    by_unit: dict[str, Counts]  # a task counts once per unit type it uses
+
+
+def subset_slug(bench_subset: str) -> str:
+    return bench_subset.lower().replace(" ", "_")
+
+
+def subset_manifest(bench_subset: str, instances: list[Instance]) -> SubsetManifest:
+    """The manifest of one subset from its instances (instances of other subsets are ignored)."""
+    mine = [i for i in instances if i.meta_info.bench_subset == bench_subset]
+    by_task: dict[str, TaskCounts] = {}
+    for inst in sorted(mine, key=lambda i: i.case_id):
+        counts = by_task.setdefault(
+            inst.task_id, TaskCounts(difficulty=inst.meta_info.difficulty, instances=0, units={}))
+        counts.instances += 1
+        for metric in inst.eval_config.metrics:
+            counts.units[metric.type] = counts.units.get(metric.type, 0) + 1
+    return SubsetManifest(
+        bench_subset=bench_subset,
+        instance_set_hash=instance_set_hash(mine),
+        tasks=len(by_task),
+        instances=len(mine),
+        by_task=by_task,
+        by_difficulty=_group_counts(by_task, lambda c: [c.difficulty or "unknown"]),
+        by_unit=_group_counts(by_task, lambda c: list(c.units)),
+    )
+
+
+def manifest_text(manifest: SubsetManifest) -> str:
+    """Canonical JSON text of a manifest (stable key order: regeneration is byte-identical)."""
+    return json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+
+
+def _group_counts(by_task: dict[str, TaskCounts], keys) -> dict[str, Counts]:
+    groups: dict[str, Counts] = {}
+    for counts in by_task.values():
+        for key in keys(counts):
+            group = groups.setdefault(key, Counts(tasks=0, instances=0))
+            group.tasks += 1
+            group.instances += counts.instances
+    return dict(sorted(groups.items()))

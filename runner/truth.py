@@ -10,6 +10,14 @@ scripts make today.
 
 Scripts always run in spawned worker processes with BLAS/OpenMP pinned to one thread (set
 before numpy is first imported there), so results do not depend on the caller's process.
+
+`generate` caches each script result under <project>/.cache/truth/, keyed by everything the
+result may depend on (input sha256s, script sha256, parameters, library versions): a rerun only
+runs the scripts of bindings that changed. The cache lives in the project, not in the data
+root, because the data root is what sandboxes read and the entries are ground truth. `check`
+never reads the cache: it proves the scripts still give the committed files.
+Both also keep instances/manifests/<subset_slug>.json (counts and instance-set hash per
+subset) in step with the instance files.
 """
 from __future__ import annotations
 
@@ -39,6 +47,7 @@ from pydantic import (
 )
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from runner import catalog
 from runner.fileio import progress_bar, write_atomic
 from validation.instance import (
     SUBSETS,
@@ -54,6 +63,9 @@ from validation.instance import (
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
 TASKS_DIR = Path("instances/tasks")
+MANIFESTS_DIR = Path("instances/manifests")
+CACHE_DIR = Path(".cache/truth")
+CACHE_FORMAT = 1  # bump when the meaning of a cached entry changes
 SUBSET_SLUGS = {subset: subset.lower().replace(" ", "_") for subset in SUBSETS}
 SUBSET_PREFIXES = {
     "Foundational Analysis": "fa_",
@@ -224,6 +236,15 @@ def build_instance(task: TaskSpec, binding: Binding, project_root: Path, data_ro
     Callers that need determinism guarantees use `generate`/`check`, which call this in a
     fresh worker with pinned thread counts.
     """
+    reference = provenance(task, binding, project_root, data_root)
+    result = run_binding(task, binding, project_root, data_root)
+    return assemble_instance(task, binding, reference, result)
+
+
+def provenance(task: TaskSpec, binding: Binding, project_root: Path, data_root: Path) -> Reference:
+    """The instance's `reference` block: script, its sha256, params, input sha256s, versions.
+
+    Everything a script result may depend on, so it is also the result's cache key."""
     project_root, data_root = Path(project_root), Path(data_root)
     case_id = task.case_id(binding)
     script = project_root / task.script
@@ -235,7 +256,24 @@ def build_instance(task: TaskSpec, binding: Binding, project_root: Path, data_ro
     if absent:
         raise TruthError(f"{case_id}: input(s) missing under {data_root}: {', '.join(absent)} "
                          "(run `make data`)")
-    result = _run_script(case_id, script, [str(p) for p in inputs], binding.params)
+    return Reference(
+        script=task.script,
+        script_sha256=_sha256(script),
+        params=binding.params,
+        inputs={rel: _sha256(path) for rel, path in zip(relative_inputs, inputs)},
+        versions=script_versions(script),
+    )
+
+
+def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data_root: str | Path) -> dict:
+    """The reference script's result for one binding (JSON types only)."""
+    inputs = [str(Path(data_root) / p) for p in binding.input_paths()]
+    return _run_script(task.case_id(binding), Path(project_root) / task.script, inputs, binding.params)
+
+
+def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict) -> Instance:
+    """The instance file of one binding from its provenance and its script's result."""
+    case_id = task.case_id(binding)
     metrics = [_metric_with_truth(case_id, metric, result) for metric in task.metrics]
     return Instance(
         meta_info=MetaInfo(
@@ -252,13 +290,7 @@ def build_instance(task: TaskSpec, binding: Binding, project_root: Path, data_ro
             instruction=task.instruction.format(**binding.params),
         ),
         eval_config=EvalConfig(parser_prompt=task.parser_prompt, metrics=metrics),
-        reference=Reference(
-            script=task.script,
-            script_sha256=_sha256(script),
-            params=binding.params,
-            inputs={rel: _sha256(path) for rel, path in zip(relative_inputs, inputs)},
-            versions=script_versions(script),
-        ),
+        reference=reference,
     )
 
 
@@ -348,46 +380,123 @@ def _sha256(path: Path) -> str:
 
 
 def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, jobs: int = 1,
-           progress: bool = True) -> dict[Path, str]:
-    """Instance file path -> canonical JSON text, for every binding of the selected tasks."""
+           progress: bool = True, cache_dir: Path | None = None) -> dict[Path, str]:
+    """Instance file path -> canonical JSON text, for every binding of the selected tasks.
+
+    With a `cache_dir`, bindings whose cache entry exists are built from it without running
+    their script, and fresh results are stored there; without one every script runs.
+    """
+    project_root = Path(project_root)
     specs = load_tasks(project_root, tasks)
-    work = [(task, binding) for task in specs for binding in task.bindings]
     texts: dict[Path, str] = {}
+    pending = []
+    for task in specs:
+        for binding in task.bindings:
+            reference = provenance(task, binding, project_root, data_root)
+            cached = read_cache(cache_dir, reference) if cache_dir else None
+            if cached is None:
+                pending.append((task, binding, reference))
+            else:
+                texts[instance_path(project_root, task, binding)] = dump_instance(
+                    assemble_instance(task, binding, reference, cached))
+    results = _run_pending(pending, project_root, data_root, jobs, progress, cache_dir)
+    for (task, binding, reference), result in zip(pending, results):
+        texts[instance_path(project_root, task, binding)] = dump_instance(
+            assemble_instance(task, binding, reference, result))
+    return dict(sorted(texts.items()))
+
+
+def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
+                 progress: bool, cache_dir: Path | None) -> list[dict]:
+    """Script results of `pending` (task, binding, reference) items, in order, from a pool
+    of spawned workers (none is started when nothing is pending). Each result is cached as
+    soon as it arrives, so a run that fails on one binding keeps the others' work."""
+    if not pending:
+        return []
+    results: list[dict | None] = [None] * len(pending)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context,
+    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
                              initializer=_pin_threads) as pool, progress_bar(progress, *_COLUMNS) as bar:
-        bar_task = bar.add_task("ground truth", total=len(work)) if bar else None
+        bar_task = bar.add_task("ground truth", total=len(pending)) if bar else None
         futures = {
-            pool.submit(_build_text, task, binding, str(project_root), str(data_root)):
-                instance_path(project_root, task, binding)
-            for task, binding in work
+            pool.submit(run_binding, task, binding, str(project_root), str(data_root)): index
+            for index, (task, binding, _) in enumerate(pending)
         }
         try:
             for future in as_completed(futures):
-                texts[futures[future]] = future.result()  # re-raises the worker's TruthError
+                index = futures[future]
+                results[index] = future.result()  # re-raises the worker's TruthError
+                if cache_dir:
+                    write_cache(cache_dir, pending[index][2], results[index])
                 if bar:
                     bar.advance(bar_task)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
             raise
-    return dict(sorted(texts.items()))
+    return results
+
+
+# --- the result cache ----------------------------------------------------------------------
+
+
+def default_cache_dir(project_root: Path) -> Path:
+    return Path(project_root) / CACHE_DIR
+
+
+def cache_key(reference: Reference) -> str:
+    """sha256 over what a script result depends on: input and script sha256s, parameters
+    (canonical JSON), library versions, and the Python version running the script."""
+    material = {
+        "format": CACHE_FORMAT,
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "reference": reference.model_dump(mode="json"),
+    }
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_cache(cache_dir: Path, reference: Reference) -> dict | None:
+    """The cached script result for this provenance, or None (absent or unreadable entry)."""
+    path = Path(cache_dir) / f"{cache_key(reference)}.json"
+    try:
+        entry = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None  # a broken entry is a miss; the fresh result overwrites it
+    result = entry.get("result") if isinstance(entry, dict) else None
+    return result if isinstance(result, dict) else None
+
+
+def write_cache(cache_dir: Path, reference: Reference, result: dict) -> None:
+    cache_dir = Path(cache_dir)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    entry = {"script": reference.script, "params": reference.params, "result": result}
+    write_atomic(cache_dir / f"{cache_key(reference)}.json",
+                 json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def generate(project_root: Path, data_root: Path, tasks: list[str] | None = None, jobs: int = 1,
-             progress: bool = True) -> list[Path]:
+             progress: bool = True, cache: bool = True, cache_dir: Path | None = None) -> list[Path]:
     """Write every instance file of the selected tasks (all when None); return their paths.
 
     Files whose text is unchanged are not rewritten. Instance files of the selected tasks that
     no binding produces any more (with tasks=None: any file in the subset folders) are removed.
+    Script results come from the cache when `cache` (default dir: <project>/.cache/truth).
+    The manifests of the subsets touched (all four with tasks=None) are rewritten from the
+    instance files on disk.
     """
     project_root = Path(project_root)
-    texts = render(project_root, data_root, tasks, jobs, progress)
+    cache_dir = (cache_dir or default_cache_dir(project_root)) if cache else None
+    texts = render(project_root, data_root, tasks, jobs, progress, cache_dir)
     for path, text in texts.items():
         if not path.is_file() or path.read_text() != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, text)
     for stale in _managed_files(project_root, tasks) - set(texts):
         stale.unlink()
+    for path, text in expected_manifests(project_root, tasks, texts).items():
+        if not path.is_file() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, text)
     return list(texts)
 
 
@@ -405,11 +514,59 @@ def check(project_root: Path, data_root: Path, tasks: list[str] | None = None, j
             problems.append(f"differs: {rel} ({_first_difference(path.read_text(), text)})")
     for extra in sorted(_managed_files(project_root, tasks) - set(texts)):
         problems.append(f"extra: {extra.relative_to(project_root)} (no task binding makes it)")
+    try:
+        manifests = expected_manifests(project_root, tasks, texts)
+    except TruthError as exc:
+        return problems + [f"manifests: cannot be computed: {exc}"]
+    for path, text in manifests.items():
+        rel = path.relative_to(project_root)
+        if not path.is_file():
+            problems.append(f"missing: {rel} (subset manifest; run `eegbench truth`)")
+        elif path.read_bytes() != text.encode():
+            found = _first_difference(path.read_text(), text)
+            problems.append(f"differs: {rel} (stale subset manifest: {found})")
     return problems
 
 
-def _build_text(task: TaskSpec, binding: Binding, project_root: str, data_root: str) -> str:
-    return dump_instance(build_instance(task, binding, Path(project_root), Path(data_root)))
+# --- subset manifests ------------------------------------------------------------------------
+
+
+def manifest_path(project_root: Path, bench_subset: str) -> Path:
+    return Path(project_root) / MANIFESTS_DIR / f"{SUBSET_SLUGS[bench_subset]}.json"
+
+
+def expected_manifests(project_root: Path, tasks: list[str] | None,
+                       texts: dict[Path, str]) -> dict[Path, str]:
+    """Manifest path -> text for the subsets `texts` touch (all four when tasks is None),
+    counting the regenerated `texts` plus, with a task selection, the instance files on disk
+    of the tasks not selected."""
+    project_root = Path(project_root)
+    managed = _managed_files(project_root, tasks)
+    instances = [_parse_instance(path, text) for path, text in texts.items()]
+    if tasks is not None:
+        subsets = {inst.meta_info.bench_subset for inst in instances}
+        others = [p for p in _managed_files(project_root, None) - managed - set(texts)
+                  if _subset_of(project_root, p) in subsets]
+        instances += [_parse_instance(p, None) for p in sorted(others)]
+    else:
+        subsets = set(SUBSETS)
+    return {
+        manifest_path(project_root, subset): catalog.manifest_text(catalog.subset_manifest(subset, instances))
+        for subset in sorted(subsets)
+    }
+
+
+def _parse_instance(path: Path, text: str | None) -> Instance:
+    try:
+        raw = json.loads(path.read_text() if text is None else text)
+        return Instance.model_validate(raw)
+    except (OSError, json.JSONDecodeError, ValidationError) as exc:
+        raise TruthError(f"{path}: not a readable instance file: {exc}") from exc
+
+
+def _subset_of(project_root: Path, path: Path) -> str | None:
+    slug = path.relative_to(project_root / "instances").parts[0]
+    return next((s for s, known in SUBSET_SLUGS.items() if known == slug), None)
 
 
 def _pin_threads() -> None:

@@ -6,6 +6,7 @@ instance never leaves a kernel behind or a half-written result.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import tempfile
@@ -202,7 +203,8 @@ class Scheduler:
         return record
 
     def _scratch(self, case_id: str) -> Path:
-        path = SCRATCH_ROOT / self.store.run_id / case_id
+        # The pid keeps two controllers that reuse a run name from sharing a workspace.
+        path = SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}" / case_id
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
         return path

@@ -49,6 +49,7 @@ CGROUP_GROUP = "eegbench"
 CGROUP_CONTROLLERS = ("memory", "pids", "cpu")
 SANDBOX_UID = 65534  # "nobody" on Debian: owns nothing on the host
 INSIDE_SOCKET_DIR = "/kernel"
+VENV_INSIDE = "/opt/venv"  # where a virtualenv running the controller appears in the sandbox
 CLOSE_WAIT_S = 1.0  # ipykernel sometimes hangs on shutdown: wait this long, then kill
 STALE_UNOWNED_S = 60.0  # a sandbox dir without owner.json older than this is garbage
 # The first process of every sandbox (run with `python -I -S -c`). It joins the cgroups
@@ -326,7 +327,7 @@ def _counter(path: Path, key: str) -> int:
 def sandbox_env(limits: Limits) -> dict[str, str]:
     threads = str(max(1, math.ceil(limits.cpus)))
     return {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(kernel_python()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/workspace",
         "LANG": "C.UTF-8",
         "MPLBACKEND": "Agg",
@@ -354,10 +355,26 @@ def system_binds() -> list[str]:
     return args
 
 
-def python_trees() -> list[str]:
-    """Host directories the kernel's Python needs (installation prefix, base prefix, venv)."""
-    trees = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
-    return sorted(t for t in trees if not _under(t, ["/usr"]))
+def python_binds() -> list[tuple[str, str]]:
+    """(host, inside) trees the kernel's Python needs. A virtualenv is mounted at VENV_INSIDE,
+    not at its host path: the venv usually lives in the project directory, and that
+    directory (with the ground truth beside it) must not even appear in the sandbox."""
+    trees = {sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    binds = [(t, t) for t in sorted(trees) if not _under(t, ["/usr"])]
+    if in_virtualenv():
+        binds.append((sys.prefix, VENV_INSIDE))
+    return binds
+
+
+def in_virtualenv() -> bool:
+    return sys.prefix != sys.base_prefix
+
+
+def kernel_python() -> str:
+    """The project's interpreter as seen inside the sandbox."""
+    if not in_virtualenv():
+        return sys.executable
+    return f"{VENV_INSIDE}/{Path(sys.executable).relative_to(sys.prefix).as_posix()}"
 
 
 def _under(path: str, trees: list[str]) -> bool:
@@ -405,8 +422,8 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool
     for key, value in sandbox_env(spec.limits).items():
         argv += ["--setenv", key, value]
     argv += system_binds()
-    for tree in python_trees():
-        argv += _dirs_for(tree, made) + ["--ro-bind", tree, tree]
+    for host, inside in python_binds():
+        argv += _dirs_for(inside, made) + ["--ro-bind", host, inside]
     argv += ["--perms", "0755", "--dir", "/etc"]
     for name in ("passwd", "group", "hosts"):
         argv += ["--ro-bind", str(box_dir / "etc" / name), f"/etc/{name}"]
@@ -432,7 +449,7 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool
 
 def kernel_command(conn_inside: str, limits: Limits) -> list[str]:
     """The project's own interpreter runs the kernel."""
-    return kernel.kernel_argv(sys.executable, conn_inside, limits.output_budget_chars)
+    return kernel.kernel_argv(kernel_python(), conn_inside, limits.output_budget_chars)
 
 
 def _write_etc(etc: Path) -> None:

@@ -13,8 +13,13 @@ import pytest
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-def kernel_processes() -> set[int]:
-    """Pids of sandboxed kernels or bwrap launchers alive right now."""
+def sandbox_processes(controllers: set[int]) -> set[int]:
+    """Pids of sandbox processes (reaper, bwrap, kernel) started by the given controllers.
+
+    Every sandbox process names its controller: the reaper's config holds `"parent": PID`
+    and the workspace bind is under eegbench-work/PID-RUN. Other runs on the machine are
+    not counted."""
+    markers = [m for pid in controllers for m in (f'"parent": {pid},'.encode(), f"eegbench-work/{pid}-".encode())]
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -23,7 +28,7 @@ def kernel_processes() -> set[int]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if b"ipykernel" in cmdline or b"kernelapp" in cmdline or cmdline.startswith(b"bwrap"):
+        if any(m in cmdline for m in markers):
             found.add(int(entry.name))
     return found
 
@@ -31,6 +36,7 @@ def kernel_processes() -> set[int]:
 class Eval:
     def __init__(self, runs_dir: Path) -> None:
         self.runs_dir = runs_dir
+        self.controllers: set[int] = set()
 
     def env(self) -> dict:
         return {**os.environ, "EEGBENCH_RUNS": str(self.runs_dir)}
@@ -39,12 +45,21 @@ class Eval:
         return [sys.executable, "-m", "runner.cli", *args]
 
     def __call__(self, *args: str, timeout: float = 1200) -> subprocess.CompletedProcess:
-        return subprocess.run(self.command(*args), cwd=PROJECT_ROOT, env=self.env(), capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.Popen(self.command(*args), cwd=PROJECT_ROOT, env=self.env(), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.controllers.add(proc.pid)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+        return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
     def popen(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen(self.command(*args), cwd=PROJECT_ROOT, env=self.env(),
+        proc = subprocess.Popen(self.command(*args), cwd=PROJECT_ROOT, env=self.env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.controllers.add(proc.pid)
+        return proc
 
     def results(self, run: str) -> list[dict]:
         path = self.runs_dir / run / "results.jsonl"
@@ -56,16 +71,26 @@ class Eval:
 
 @pytest.fixture
 def eegbench(tmp_path) -> Eval:
-    before = kernel_processes()
-    yield Eval(tmp_path / "runs")
-    assert_no_leftover(before)
+    ev = Eval(tmp_path / "runs")
+    yield ev
+    assert_no_leftover(ev)
 
 
-def assert_no_leftover(before: set[int]) -> None:
+def sandbox_leftovers(controllers: set[int]) -> list[str]:
+    """Processes, cgroups and state dirs of the controllers' sandboxes still present. A pids
+    cgroup cannot be removed while it holds a process, so a gone cgroup means a gone kernel."""
+    found = [f"process {pid}" for pid in sorted(sandbox_processes(controllers))]
+    for pid in controllers:
+        found += [str(p) for p in Path("/sys/fs/cgroup/pids/eegbench").glob(f"{pid}-*")]
+        found += [str(p) for p in Path("/tmp/eegbench-sbx").glob(f"{pid}-*")]
+    return found
+
+
+def assert_no_leftover(ev: Eval) -> None:
     deadline = time.monotonic() + 5  # killed processes take a moment to be reaped
-    while (leftover := kernel_processes() - before) and time.monotonic() < deadline:
+    while (leftover := sandbox_leftovers(ev.controllers)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not leftover, f"sandbox processes left behind: {sorted(leftover)}"
+    assert not leftover, f"sandbox leftovers: {leftover}"
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,11 @@ ATTACKS = {
     "tcp_outside": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=3); print('CONNECTED')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "tcp_host_loopback": "import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "dns": "import socket\ntry:\n    print('RESOLVED', socket.getaddrinfo('pypi.org', 443))\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
-    "pip_install": "import subprocess, sys, importlib.util\nr = subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-cache-dir', 'cowsay'], capture_output=True, text=True, timeout=60)\nprint('PIP_RC', r.returncode, 'IMPORTABLE' if importlib.util.find_spec('cowsay') else 'ABSENT')",
+    "pip_install": "import subprocess, sys\nr = subprocess.run([sys.executable, '-m', 'pip', 'install', '--no-cache-dir', '--retries', '0', '--timeout', '1', 'cowsay'], capture_output=True, text=True)\nprint('PIP_RC', r.returncode)",
     "shadow": "try:\n    print('READ', open('/etc/shadow').read()[:20])\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
-    "instance_file": "import os\nhits = []\nfor top, dirs, files in os.walk('/'):\n    dirs[:] = [d for d in dirs if os.path.join(top, d) not in ('/proc', '/sys', '/dev')]\n    hits += [f for f in files if f.endswith('.json') and 'ground_truth' in open(os.path.join(top, f), errors='ignore').read()] if 'instances' in top else []\nprint('INSTANCE_FILES', len(hits), os.path.exists('{root}'))",
+    # Walk everything the sandbox shows except kernel views and the read-only system and
+    # Python trees, looking for any JSON that carries a ground truth.
+    "instance_file": "import os, sys\nskip = {'/proc', '/sys', '/dev', '/usr', sys.base_prefix, sys.prefix}\nhits = []\nfor top, dirs, files in os.walk('/'):\n    dirs[:] = [d for d in dirs if os.path.join(top, d) not in skip]\n    for f in files:\n        p = os.path.join(top, f)\n        if f.endswith('.json') and os.path.isfile(p) and 'ground_truth' in open(p, errors='ignore').read():\n            hits.append(p)\nprint('INSTANCE_FILES', len(hits), os.path.exists('{root}/instances'))",
     "write_input": "import glob\np = glob.glob('/input/**/*.*', recursive=True)[0]\ntry:\n    open(p, 'a').write('x'); print('WROTE')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "env_secret": "import os\nprint('SECRET' if any('secret-xyz' in v for v in os.environ.values()) else 'CLEAN', sorted(os.environ))",
     "fork_bomb": "import os\nn = 0\ntry:\n    while n < 100000:\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n    print('FORK_LIMIT', n, type(e).__name__)",
@@ -23,7 +25,7 @@ ATTACKS = {
     "exit": "import os\nos._exit(1)",
     "print_50mb": "print('y' * (50 * 1024 * 1024))",
     "input": "input('password? ')",
-    "still_works": "print('ALIVE', 6 * 7)",
+    "still_works": "import importlib.util\nprint('ALIVE', 6 * 7, 'IMPORTABLE' if importlib.util.find_spec('cowsay') else 'ABSENT')",
 }
 
 
@@ -60,7 +62,7 @@ def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path,
     script = tmp_path / "hostile.json"
     script.write_text(json.dumps({"replies": replies}))
     cases = all_case_ids[:2]
-    env_args = ("--exec-timeout", "4", "--grace", "2", "--memory-mb", "768", "--pids", "64",
+    env_args = ("--exec-timeout", "8", "--grace", "2", "--memory-mb", "768", "--pids", "64",
                 "--repeat-limit", "50", "--max-rounds", "30")
     eegbench.env = lambda: {**__import__("os").environ, "EEGBENCH_RUNS": str(eegbench.runs_dir),
                             "EEGBENCH_API_KEY": "secret-xyz", "OPENAI_API_KEY": "secret-xyz"}
@@ -76,7 +78,8 @@ def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path,
         assert "BLOCKED" in obs["tcp_outside"]["text"]
         assert "BLOCKED" in obs["tcp_host_loopback"]["text"]
         assert "BLOCKED" in obs["dns"]["text"]
-        assert "ABSENT" in obs["pip_install"]["text"] and "PIP_RC 0" not in obs["pip_install"]["text"]
+        # pip either fails or is stopped by the timeout; either way nothing gets installed
+        assert "PIP_RC 0" not in obs["pip_install"]["text"] and obs["pip_install"]["status"] in ("ok", "timeout")
         assert "BLOCKED" in obs["shadow"]["text"]
         assert "INSTANCE_FILES 0 False" in obs["instance_file"]["text"]
         assert "BLOCKED" in obs["write_input"]["text"]
@@ -88,4 +91,4 @@ def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path,
         assert obs["exit"]["status"] == "died" and obs["exit"]["restarted"]
         assert len(obs["print_50mb"]["text"]) < 10_000 and obs["print_50mb"]["truncated_chars"] > 50_000_000
         assert obs["input"]["status"] == "error"
-        assert "ALIVE 42" in obs["still_works"]["text"]
+        assert "ALIVE 42 ABSENT" in obs["still_works"]["text"]

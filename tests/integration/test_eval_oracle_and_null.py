@@ -2,15 +2,14 @@
 then `eegbench logs` and `eegbench show` on the oracle run."""
 import pytest
 
-from tests.integration.conftest import Eval, assert_no_leftover, kernel_processes
+from tests.integration.conftest import Eval, assert_no_leftover
 
 
 @pytest.fixture(scope="module")
 def oracle_run(tmp_path_factory):
-    before = kernel_processes()
     ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
     proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle")
-    assert_no_leftover(before)
+    assert_no_leftover(ev)
     return ev, proc
 
 

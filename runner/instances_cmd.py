@@ -1,0 +1,116 @@
+"""`eegbench instances`: list and filter the instance set, or report its answer statistics.
+
+Filtering and rendering only; the baselines are computed in validation/baseline.py.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from runner import catalog
+from validation.baseline import MetricBaseline, TaskBaseline, numeric_spread
+from validation.instance import Instance
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def filter_instances(instances: list[Instance], subsets: list[str] | None = None,
+                     tasks: list[str] | None = None, difficulties: list[str] | None = None) -> list[Instance]:
+    """Instances matching every given filter (within one filter, any value): subset by name
+    or slug in any case, task by id, difficulty by name. A value that matches nothing raises
+    ValueError naming it."""
+    chosen = list(instances)
+    if subsets:
+        wanted = {catalog.subset_slug(s.strip()) for s in subsets}
+        _known("subset", wanted, {catalog.subset_slug(i.meta_info.bench_subset) for i in instances})
+        chosen = [i for i in chosen if catalog.subset_slug(i.meta_info.bench_subset) in wanted]
+    if tasks:
+        _known("task", set(tasks), {i.task_id for i in instances})
+        chosen = [i for i in chosen if i.task_id in tasks]
+    if difficulties:
+        bad = sorted(set(difficulties) - set(DIFFICULTIES))
+        if bad:
+            raise ValueError(f"difficulty {', '.join(bad)}: expected one of {', '.join(DIFFICULTIES)}")
+        chosen = [i for i in chosen if i.meta_info.difficulty in difficulties]
+    return sorted(chosen, key=lambda i: i.case_id)
+
+
+def instances_table(instances: list[Instance]) -> Table:
+    table = Table(title=f"{len(instances)} instance(s)", title_justify="left")
+    for name in ("case id", "subset", "task", "difficulty", "units"):
+        table.add_column(name, overflow="fold")
+    for inst in instances:
+        table.add_row(inst.case_id, inst.meta_info.bench_subset, inst.task_id,
+                      inst.meta_info.difficulty or "-", unit_summary(inst))
+    return table
+
+
+def unit_summary(inst: Instance) -> str:
+    """Unit types of one instance with their counts, e.g. 'numeric_check x2, categorical_check'."""
+    counts: dict[str, int] = {}
+    for metric in inst.eval_config.metrics:
+        counts[metric.type] = counts.get(metric.type, 0) + 1
+    return ", ".join(t if n == 1 else f"{t} x{n}" for t, n in counts.items())
+
+
+def stats_table(baselines: list[TaskBaseline]) -> Table:
+    """One row per task and deterministic metric: answers, best constant answer, baseline vs
+    chance, and a verdict."""
+    violations = sum(len(t.violations) for t in baselines)
+    table = Table(title=f"constant-answer baselines: {len(baselines)} task(s), "
+                        f"{violations} violation(s)", title_justify="left")
+    for name in ("task", "n", "metric", "type", "answers", "best constant", "baseline", "chance", "verdict"):
+        table.add_column(name, overflow="fold")
+    for task in baselines:
+        if not task.metrics:
+            table.add_row(task.task_id, str(task.instances), "-", "-", "no deterministic metric",
+                          "-", "-", "-", Text("no baseline", style="yellow"))
+        for metric in task.metrics:
+            table.add_row(task.task_id, str(metric.instances), metric.metric_id, metric.type,
+                          distribution_text(metric), _short(metric.best_answer, 24),
+                          f"{metric.baseline:.3f}", _chance_text(metric), _verdict(metric))
+    return table
+
+
+def distribution_text(metric: MetricBaseline) -> str:
+    """The answers' distribution: label counts, or the range and spread of numeric answers."""
+    if metric.numeric_range is not None:
+        low, high = metric.numeric_range
+        spread = numeric_spread(metric)
+        spread_text = f", {spread:.0f} x tol" if spread is not None else ""
+        return (f"{len(metric.answers)} distinct in [{low:g}, {high:g}], "
+                f"tol {metric.tolerance:g}{spread_text}")
+    if metric.type != "categorical_check":  # lists: too long to show; say how repetitive
+        top = metric.answers[0].count
+        return f"{len(metric.answers)} distinct, most frequent x{top}"
+    shown = [f"{_short(a.answer, 16)}:{a.count}" for a in metric.answers[:6]]
+    more = len(metric.answers) - len(shown)
+    return " ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _chance_text(metric: MetricBaseline) -> str:
+    text = f"{metric.chance:.3f}"
+    return text + " (no classes!)" if metric.classes_missing else text
+
+
+def _verdict(metric: MetricBaseline) -> Text:
+    if metric.violation:
+        return Text("VIOLATION", style="bold red")
+    if metric.classes_missing:
+        return Text("ok, classes?", style="yellow")
+    return Text("ok", style="green")
+
+
+def _known(what: str, wanted: set[str], available: set[str]) -> None:
+    unknown = sorted(wanted - available)
+    if unknown:
+        raise ValueError(f"{what} {', '.join(unknown)}: no instance has it "
+                         f"(known: {', '.join(sorted(available))})")
+
+
+def _short(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,70 @@
+"""The committed instance set is a benchmark: big enough, covering every subset, difficulty
+and unit type, described by current manifests, and never rewarding a fixed guess."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runner import catalog
+from runner.truth import SUBSET_SLUGS
+from tests.integration.conftest import PROJECT_ROOT
+from validation.baseline import task_baselines
+from validation.instance import SUBSETS
+
+SEMANTIC_TYPES = {"semantic_consistency", "factual_qa_check", "safety_compliance"}
+REQUIRED_TYPES = {"numeric_check", "categorical_check", "set_match_check", "sequence_match_check",
+                  "file_status_check"}
+
+
+@pytest.fixture(scope="module")
+def instances():
+    return catalog.load_all()
+
+
+def test_size_and_coverage(instances):
+    tasks = {i.task_id for i in instances}
+    assert len(tasks) >= 40, f"{len(tasks)} tasks"
+    assert len(instances) >= 300, f"{len(instances)} instances"
+    assert {i.meta_info.bench_subset for i in instances} == set(SUBSETS)
+    assert {i.meta_info.difficulty for i in instances} == {"easy", "medium", "hard"}
+    types = {m.type for i in instances for m in i.eval_config.metrics}
+    assert REQUIRED_TYPES <= types, f"missing unit types: {sorted(REQUIRED_TYPES - types)}"
+    assert types & SEMANTIC_TYPES, "no semantic unit (judge prompt + reference conclusion)"
+
+
+def test_every_task_has_several_instances_and_a_deterministic_unit(instances):
+    by_task: dict[str, list] = {}
+    for inst in instances:
+        by_task.setdefault(inst.task_id, []).append(inst)
+    thin = sorted(t for t, items in by_task.items() if len(items) < 5)
+    assert not thin, f"tasks with fewer than 5 instances: {thin}"
+    blind = sorted(t for t, items in by_task.items()
+                   if not any(m.type in REQUIRED_TYPES - {"file_status_check"}
+                              for m in items[0].eval_config.metrics))
+    assert not blind, f"tasks the oracle cannot score today (no deterministic unit): {blind}"
+
+
+def test_no_task_rewards_a_constant_answer(instances):
+    violations = [
+        f"{m.task_id}.{m.metric_id}: baseline {m.baseline:.3f} > chance {m.chance:.3f} "
+        f"(always {json.dumps(m.best_answer)[:40]})"
+        for task in task_baselines(instances) for m in task.violations
+    ]
+    assert not violations, "constant-answer baseline above chance:\n" + "\n".join(violations)
+
+
+def test_every_categorical_unit_declares_its_label_set(instances):
+    undeclared = sorted({
+        f"{i.task_id}.{m.metric_id}" for i in instances for m in i.eval_config.metrics
+        if m.type == "categorical_check" and not (m.params.get("classes") or m.params.get("classes_param"))
+    })
+    assert not undeclared, f"categorical units without params.classes: {undeclared}"
+
+
+def test_manifests_describe_the_committed_instances(instances):
+    for subset in SUBSETS:
+        path = PROJECT_ROOT / "instances" / "manifests" / f"{SUBSET_SLUGS[subset]}.json"
+        assert path.is_file(), f"{path} missing: run `eegbench truth`"
+        expected = catalog.manifest_text(catalog.subset_manifest(subset, instances))
+        assert path.read_text() == expected, f"{path.name} is stale: run `eegbench truth`"

@@ -1,0 +1,183 @@
+"""Constant-answer baselines: does any task reward a fixed guess?
+
+For every task and every deterministic metric, the candidates are the distinct ground truths
+of that metric over the task's instances. Each candidate is scored as the prediction on every
+instance with the real unit function and that instance's params; the baseline is the best
+candidate's mean score. It must stay at or below the metric's chance level:
+- categorical: 1/len(params["classes"]); when the candidates are listed per instance in the
+  instruction (e.g. "which of these channels ..."), params["classes_param"] names the binding
+  parameter holding them and chance is the mean over instances of 1/len(that list); when a
+  task declares neither, 1/number of distinct answers (at least 2), flagged (the label set a
+  guesser faces is then unknown);
+- numeric, set, sequence: 0.2 (a constant answer may be right on at most a fifth of the
+  instances).
+Unscored unit types (artifacts, judges) have no constant-answer baseline and are skipped.
+Pure functions over loaded instances: no file access.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any
+
+from pydantic import BaseModel
+
+from validation.instance import DETERMINISTIC_TYPES, Instance
+from validation.units import UNITS, MetricConfigError
+
+SPREAD_CHANCE = 0.2  # numeric/set/sequence: a constant answer may score on <= 20% of instances
+_EPSILON = 1e-6  # unit scores are rounded to 6 decimals: a design exactly at chance may sum a hair over
+
+
+class AnswerCount(BaseModel):
+    answer: Any  # one distinct ground truth (JSON value)
+    count: int
+
+
+class MetricBaseline(BaseModel):
+    task_id: str
+    metric_id: str
+    type: str
+    instances: int
+    answers: list[AnswerCount]  # most frequent first, then by answer text
+    numeric_range: tuple[float, float] | None = None  # numeric metrics: min and max answer
+    tolerance: float | None = None  # numeric metrics: the (largest) tolerance
+    best_answer: Any
+    baseline: float  # mean unit score of best_answer over the task's instances
+    chance: float
+    chance_source: str  # "classes", "distinct answers (no classes declared)", "spread rule"
+    classes_missing: bool = False  # categorical without params.classes: flagged
+
+    @property
+    def violation(self) -> bool:
+        return self.baseline > self.chance + _EPSILON
+
+
+class TaskBaseline(BaseModel):
+    task_id: str
+    instances: int
+    metrics: list[MetricBaseline]
+
+    @property
+    def violations(self) -> list[MetricBaseline]:
+        return [m for m in self.metrics if m.violation]
+
+
+def task_baselines(instances: list[Instance]) -> list[TaskBaseline]:
+    """One entry per task (sorted by task id), one metric entry per deterministic metric."""
+    by_task: dict[str, list[Instance]] = {}
+    for inst in instances:
+        by_task.setdefault(inst.task_id, []).append(inst)
+    return [task_baseline(task_id, by_task[task_id]) for task_id in sorted(by_task)]
+
+
+def task_baseline(task_id: str, instances: list[Instance]) -> TaskBaseline:
+    metric_ids: dict[str, str] = {}  # metric_id -> type, in first-seen order
+    for inst in instances:
+        for metric in inst.eval_config.metrics:
+            if metric.type in DETERMINISTIC_TYPES:
+                metric_ids.setdefault(metric.metric_id, metric.type)
+    metrics = [metric_baseline(task_id, metric_id, instances) for metric_id in metric_ids]
+    return TaskBaseline(task_id=task_id, instances=len(instances), metrics=metrics)
+
+
+def metric_baseline(task_id: str, metric_id: str, instances: list[Instance]) -> MetricBaseline:
+    """The constant-answer baseline of one metric over the instances that carry it."""
+    cases = [(inst.case_id, m) for inst in instances for m in inst.eval_config.metrics
+             if m.metric_id == metric_id]
+    binding_params = {inst.case_id: inst.reference.params if inst.reference else {} for inst in instances}
+    if not cases:
+        raise ValueError(f"{task_id}: no instance has metric {metric_id!r}")
+    kind = cases[0][1].type
+    unit = UNITS[kind]
+    truths = [_truth(case_id, metric_id, m.params) for case_id, m in cases]
+    answers = _answer_counts(truths)
+    scored = [(_mean_score(unit, a.answer, cases, metric_id), a) for a in answers]
+    best_score, best = max(scored, key=lambda pair: pair[0])  # ties: the most frequent answer
+    chance, source, missing = _chance(kind, cases, answers, binding_params)
+    numbers = [float(t) for t in truths if kind == "numeric_check" and _is_number(t)]
+    tolerances = [float(m.params.get("tolerance", 0)) for _, m in cases] if kind == "numeric_check" else []
+    return MetricBaseline(
+        task_id=task_id,
+        metric_id=metric_id,
+        type=kind,
+        instances=len(cases),
+        answers=answers,
+        numeric_range=(min(numbers), max(numbers)) if numbers else None,
+        tolerance=max(tolerances) if tolerances else None,
+        best_answer=best.answer,
+        baseline=round(best_score, 6),
+        chance=round(chance, 6),
+        chance_source=source,
+        classes_missing=missing,
+    )
+
+
+def numeric_spread(metric: MetricBaseline) -> float | None:
+    """Range of a numeric metric's answers in units of its tolerance (None if not numeric
+    or the tolerance is 0)."""
+    if metric.numeric_range is None or not metric.tolerance:
+        return None
+    low, high = metric.numeric_range
+    return (high - low) / metric.tolerance
+
+
+def median_answer(metric: MetricBaseline) -> float | None:
+    values = [a.answer for a in metric.answers for _ in range(a.count) if _is_number(a.answer)]
+    return statistics.median(values) if values else None
+
+
+def _truth(case_id: str, metric_id: str, params: dict) -> Any:
+    if "ground_truth" in params:
+        return params["ground_truth"]
+    if "gt_value" in params:
+        return params["gt_value"]
+    raise ValueError(f"{case_id}: metric {metric_id} has no ground_truth")
+
+
+def _answer_counts(truths: list[Any]) -> list[AnswerCount]:
+    counts: dict[str, AnswerCount] = {}
+    for truth in truths:
+        key = json.dumps(truth, sort_keys=True)
+        entry = counts.setdefault(key, AnswerCount(answer=truth, count=0))
+        entry.count += 1
+    return sorted(counts.values(), key=lambda a: (-a.count, json.dumps(a.answer, sort_keys=True)))
+
+
+def _mean_score(unit, answer: Any, cases: list, metric_id: str) -> float:
+    total = 0.0
+    for case_id, metric in cases:
+        try:
+            outcome = unit(answer, metric.params)
+        except MetricConfigError as exc:
+            raise ValueError(f"{case_id}: metric {metric_id}: {exc}") from exc
+        total += outcome.score or 0.0
+    return total / len(cases)
+
+
+def _chance(kind: str, cases: list, answers: list[AnswerCount],
+            binding_params: dict[str, dict]) -> tuple[float, str, bool]:
+    if kind != "categorical_check":
+        return SPREAD_CHANCE, "spread rule", False
+    name = cases[0][1].params.get("classes_param")
+    if name:
+        shares = []
+        for case_id, _ in cases:
+            candidates = binding_params.get(case_id, {}).get(name)
+            if not isinstance(candidates, list) or not candidates:
+                raise ValueError(f"{case_id}: classes_param {name!r} is not a non-empty list "
+                                 "in the instance's reference params")
+            shares.append(1.0 / len({json.dumps(x, sort_keys=True) for x in candidates}))
+        return sum(shares) / len(shares), f"classes_param {name!r} (mean 1/len)", False
+    classes = [m.params.get("classes") for _, m in cases]
+    declared = [c for c in classes if isinstance(c, list) and c]
+    if declared:
+        # the spec declares one label set; were it to differ by binding, a guesser faces the union
+        union = {json.dumps(x, sort_keys=True) for c in declared for x in c}
+        return 1.0 / len(union), "classes", False
+    # A question has at least two possible answers: one distinct answer is no excuse.
+    return 1.0 / max(2, len(answers)), "distinct answers (no classes declared)", True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
