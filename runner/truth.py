@@ -256,12 +256,13 @@ def provenance(task: TaskSpec, binding: Binding, project_root: Path, data_root: 
     if absent:
         raise TruthError(f"{case_id}: input(s) missing under {data_root}: {', '.join(absent)} "
                          "(run `make data`)")
+    script_sha = _sha256(script)
     return Reference(
         script=task.script,
-        script_sha256=_sha256(script),
+        script_sha256=script_sha,
         params=binding.params,
         inputs={rel: _sha256(path) for rel, path in zip(relative_inputs, inputs)},
-        versions=script_versions(script),
+        versions=_versions_of(script, script_sha),
     )
 
 
@@ -362,6 +363,16 @@ def script_versions(script: Path) -> dict[str, str]:
 
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
+_VERSIONS_CACHE: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _versions_of(script: Path, script_sha: str) -> dict[str, str]:
+    # Reading package metadata costs ~8 ms a script; a task's bindings share one script, and
+    # installed versions do not change while this process runs.
+    key = (str(script.resolve()), script_sha)
+    if key not in _VERSIONS_CACHE:
+        _VERSIONS_CACHE[key] = script_versions(script)
+    return dict(_VERSIONS_CACHE[key])
 
 
 def _sha256(path: Path) -> str:
