@@ -36,7 +36,7 @@ eval: data
 		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') $(EVAL_ARGS)
 
 test: data
-	$(PY) -m pytest -q -ra
+	$(PY) -m pytest -q -ra --durations=15
 
 bench: data
 	$(PY) -m runner.bench

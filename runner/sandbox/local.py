@@ -511,13 +511,19 @@ def collect_stale(state_dir: Path = STATE_DIR) -> int:
             owner = _read_json(box / "owner.json")
             if owner is not None and _controller_alive(owner):
                 continue
-            if owner is None and _younger_than(box, STALE_UNOWNED_S):
-                continue  # possibly being created right now
+            if owner is None and _name_pid_alive(box) and _younger_than(box, STALE_UNOWNED_S):
+                continue  # possibly being created right now by a live controller
             _remove_box(box, owner)
             removed += 1
     for parent in cgroup_parents().values():
         removed += _collect_stale_cgroups(parent, state_dir)
     return removed
+
+
+def _name_pid_alive(box: Path) -> bool:
+    """Box dirs are named <controller pid>-<hex>: a dead pid means nobody is creating it."""
+    pid = box.name.split("-", 1)[0]
+    return not pid.isdigit() or Path(f"/proc/{pid}").exists()
 
 
 def _younger_than(path: Path, seconds: float) -> bool:

@@ -1,6 +1,5 @@
 """Instance scoring: weighted aggregation, unscored units, missing reports, determinism."""
 import json
-from pathlib import Path
 
 import pytest
 
@@ -129,9 +128,10 @@ def test_every_metric_type_has_a_unit():
 def test_committed_instances_score_their_own_ground_truth_100():
     """Each shipped instance is scorable, and a report stating its ground truth gets 100
     whether written as JSON or as key: value lines; an empty report gets 0."""
-    root = Path(__file__).resolve().parents[2] / "instances"
-    paths = sorted(p for p in root.glob("*/*.json") if p.parent.name != "tasks")
-    assert paths, f"no instance files under {root}"
+    from runner.catalog import INSTANCES_DIR, instance_files
+
+    paths = instance_files()
+    assert paths, f"no instance files under {INSTANCES_DIR}"
     for path in paths:
         instance = load_instance(path)
         assert check_instance_metrics(instance) == [], path
