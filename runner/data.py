@@ -25,7 +25,7 @@ from typing import IO, Iterator, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.progress import BarColumn, DownloadColumn, TextColumn, TimeElapsedColumn
 
-from runner.fileio import progress_bar, write_atomic
+from runner.fileio import progress_bar, sha256_file, write_atomic
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST_PATH = Path(__file__).with_name("data_manifest.json")
@@ -107,14 +107,6 @@ def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise DataError(f"{path}: invalid data manifest ({fields})") from exc
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def fetch(

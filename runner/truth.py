@@ -48,7 +48,7 @@ from pydantic import (
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from runner import catalog
-from runner.fileio import progress_bar, write_atomic
+from runner.fileio import progress_bar, sha256_file, write_atomic
 from validation.instance import (
     SUBSETS,
     AgentInput,
@@ -379,11 +379,7 @@ def _sha256(path: Path) -> str:
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
     if key not in _SHA_CACHE:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        _SHA_CACHE[key] = digest.hexdigest()
+        _SHA_CACHE[key] = sha256_file(path)
     return _SHA_CACHE[key]
 
 

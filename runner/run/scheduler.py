@@ -26,15 +26,10 @@ from rich.progress import (
 )
 
 from runner.config import RunConfig
+from runner.fileio import write_atomic, write_json
 from runner.models.base import Model
 from runner.paradigms.codeact import InstanceOutcome, run_codeact
-from runner.run.store import (
-    ResultRecord,
-    RunStore,
-    retain_artifacts,
-    write_atomic,
-    write_json,
-)
+from runner.run.store import ResultRecord, RunStore, retain_artifacts
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
 from validation.instance import Instance
 from validation.scoring import score_instance
