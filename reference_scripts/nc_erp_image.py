@@ -39,7 +39,8 @@ def run(inputs: list[str], params: dict) -> dict:
     path = os.path.join("file_check", params["file_name"])
     _write_png(path, data)
     return {
-        "artifact": {"artifact_path": path, "format": "png"},
+        "artifact": path,
+        "artifact_properties": {"artifact_path": path, "format": "png"},
         "n_trials": int(data.shape[0]),
         "window_mean_uv": round(float(trial_means.mean()), 2),
         "percent_negative_trials": round(100.0 * float(np.mean(trial_means < 0)), 1),

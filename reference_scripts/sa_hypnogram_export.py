@@ -43,6 +43,7 @@ def run(inputs: list[str], params: dict) -> dict:
         writer.writerows(segments)
     rem_onsets = [onset for onset, _, name in segments if name == "rem"]
     return {
+        "artifact_path": path,
         "file_properties": {
             "artifact_path": path,
             "row_count": len(segments),

@@ -28,7 +28,20 @@ def instance_files(instances_dir: Path = INSTANCES_DIR) -> list[Path]:
 
 
 def load_all(instances_dir: Path = INSTANCES_DIR) -> list[Instance]:
-    instances = [load_instance(p) for p in instance_files(instances_dir)]
+    return _unique([load_instance(p) for p in instance_files(instances_dir)], instances_dir)
+
+
+def load_cases(cases_dir: Path) -> list[Instance]:
+    """Case files in BrainBench's format (every *.json under the folder), loaded unchanged."""
+    if not cases_dir.is_dir():
+        raise FileNotFoundError(f"--cases {cases_dir}: not a directory")
+    files = sorted(p for p in cases_dir.rglob("*.json") if p.is_file())
+    if not files:
+        raise ValueError(f"--cases {cases_dir}: no .json case files found")
+    return _unique([load_instance(p) for p in files], cases_dir)
+
+
+def _unique(instances: list[Instance], instances_dir: Path) -> list[Instance]:
     seen: dict[str, int] = {}
     for inst in instances:
         seen[inst.case_id] = seen.get(inst.case_id, 0) + 1

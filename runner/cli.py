@@ -17,6 +17,8 @@ from runner.config import (
     check_run_id,
     default_run_id,
 )
+from runner.scoring.parsing import PARSER_MODES
+from runner.scoring.scorer import ScoringSettings
 
 PROJECT_ROOT = catalog.PROJECT_ROOT
 console = Console(stderr=True)
@@ -45,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print one instance's transcript")
     show.add_argument("run")
     show.add_argument("case")
+    score = sub.add_parser("score", help="re-score a finished run from its saved reports and artifacts (no model calls)")
+    score.add_argument("run")
+    score.add_argument("--parser", default=None, choices=list(PARSER_MODES), help="default: as the run was scored")
+    score.add_argument("--parser-model", default=None)
+    score.add_argument("--judge", default=None)
+    score.add_argument("--vlm-judge", default=None)
+    score.add_argument("--name", default="rescore", help="writes scores/NAME.jsonl in the run directory")
+    audit = sub.add_parser("audit-parser", help="agreement of LLM-parsed and rule-parsed fields of a run")
+    audit.add_argument("run")
+    audit.add_argument("--parser-model", default=None, help="default: $EEGBENCH_PARSER_MODEL, else the run's model endpoint")
     return parser
 
 
@@ -81,6 +93,28 @@ def _eval_parser(sub) -> None:
     p.add_argument("--stop", action="append", default=None, help="stop sequence (repeatable)")
     p.add_argument("--model-timeout", type=float, default=m.timeout_s)
     p.add_argument("--model-retries", type=int, default=m.max_retries)
+    _scoring_options(p)
+    p.add_argument("--cases", default=None, metavar="DIR",
+                   help="run BrainBench-format case files from DIR instead of the built-in benchmark")
+    p.add_argument("--data-root", default=None, metavar="PATH",
+                   help="folder the case files' data_path and label_path are relative to (default: the data cache)")
+
+
+def _scoring_options(p) -> None:
+    p.add_argument("--parser", default=os.environ.get("PARSER") or "auto", choices=list(PARSER_MODES),
+                   help="rules; llm (the Parser Agent); auto: rules, then the LLM for fields the rules missed")
+    p.add_argument("--parser-model", default=None,
+                   help="openai:NAME | local[:GGUF] | script:PATH | none (default: $EEGBENCH_PARSER_MODEL, "
+                        "else the evaluated model's endpoint)")
+    p.add_argument("--judge", default=None,
+                   help="semantic judge: openai:NAME | local[:GGUF] | script:PATH | none (default: $EEGBENCH_JUDGE_MODEL; "
+                        "without one, judge units are unscored)")
+    p.add_argument("--vlm-judge", default=None, help="image judge, same forms (default: $EEGBENCH_VLM_MODEL)")
+
+
+def scoring_from_args(args: argparse.Namespace) -> ScoringSettings:
+    return ScoringSettings(parser=args.parser, parser_model=args.parser_model,
+                           judge=args.judge, vlm_judge=args.vlm_judge)
 
 
 def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
@@ -101,6 +135,9 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
             temperature=args.temperature, max_tokens=args.max_tokens, stop=args.stop,
             timeout_s=args.model_timeout, max_retries=args.model_retries,
         ),
+        scoring=scoring_from_args(args),
+        cases_dir=str(Path(args.cases).resolve()) if args.cases else None,
+        data_root=str(Path(args.data_root).resolve()) if args.data_root else None,
     )
 
 
@@ -176,7 +213,36 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances,
+def cmd_score(args: argparse.Namespace) -> int:
+    from runner.fileio import progress_bar
+    from runner.logs import output_console, resolve_run
+    from runner.rescore import rescore, rescore_table, settings_for
+
+    store = resolve_run(args.run, runs_dir())
+    settings = settings_for(store, {"parser": args.parser, "parser_model": args.parser_model,
+                                    "judge": args.judge, "vlm_judge": args.vlm_judge})
+    with progress_bar(console.is_terminal) as bar:
+        rows = rescore(store, settings, check_run_id(args.name), PROJECT_ROOT, progress=bar)
+    output_console().print(rescore_table(rows, args.name))
+    console.print(f"written: {store.root / 'scores' / (args.name + '.jsonl')}")
+    return 0
+
+
+def cmd_audit_parser(args: argparse.Namespace) -> int:
+    from runner.fileio import progress_bar
+    from runner.logs import output_console, resolve_run
+    from runner.rescore import audit_parser, audit_table
+
+    store = resolve_run(args.run, runs_dir())
+    with progress_bar(console.is_terminal) as bar:
+        rows = audit_parser(store, args.parser_model, PROJECT_ROOT, progress=bar)
+    output_console().print(audit_table(rows))
+    for row in [r for r in rows if not r.agree][:20]:
+        console.print(f"{row.case_id} {row.key}: rules {row.rules!r} vs llm {row.llm!r}")
+    return 0
+
+
+COMMANDS = {"score": cmd_score, "audit-parser": cmd_audit_parser, "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances,
             "logs": cmd_logs, "show": cmd_show}
 
 

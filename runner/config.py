@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from runner.sandbox.base import Limits
+from runner.scoring.scorer import ScoringSettings
 
 PARADIGMS = ("codeact",)
 
@@ -49,6 +50,10 @@ class RunConfig(BaseModel):
     controls: ControlLimits = Field(default_factory=ControlLimits)
     resources: ResourceLimits = Field(default_factory=ResourceLimits)
     model_settings: ModelSettings = Field(default_factory=ModelSettings)
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    # BrainBench case files run unchanged: instances from this folder, inputs under data_root.
+    cases_dir: str | None = None
+    data_root: str | None = None
 
     def sandbox_limits(self) -> Limits:
         return Limits(

@@ -37,15 +37,27 @@ def filter_records(records: list[ResultRecord], status: str | None, task: str | 
 def logs_table(store: RunStore, status: str | None = None, task: str | None = None) -> Table:
     records = filter_records(store.results(), status, task)
     table = Table(title=f"run {store.run_id}: {len(records)} instances")
-    for column in ("case", "status", "score", "rounds", "tokens in/out", "duration s", "error"):
+    for column in ("case", "status", "score", "rounds", "tokens in/out", "duration s", "flags", "error"):
         table.add_column(column, overflow="fold")
     for r in sorted(records, key=lambda r: r.case_id):
         table.add_row(
             r.case_id, _status_text(r.status), "-" if r.score is None else f"{r.score:.1f}",
             str(r.rounds), f"{r.prompt_tokens}/{r.completion_tokens}", f"{r.duration_s:.1f}",
-            (r.error or "")[:80],
+            _flags(r), (r.error or "")[:80],
         )
+    flagged = sum(bool(r.unscored) for r in records)
+    if flagged:
+        table.caption = f"{flagged} instance(s) have unscored units (no judge, or no usable verdict): their scores cover only the scored units"
     return table
+
+
+def _flags(record: ResultRecord) -> Text:
+    parts = []
+    if record.unscored:
+        parts.append(f"unscored: {', '.join(record.unscored)}")
+    if record.violations:
+        parts.append(f"path violations: {record.violations}")
+    return Text("; ".join(parts), style="yellow" if parts else "")
 
 
 def summary_table(records: list[ResultRecord]) -> Table:
@@ -84,6 +96,9 @@ def show_case(store: RunStore, case_id: str, console: Console) -> None:
     artifacts = json.loads((audit / "artifacts.json").read_text()) if (audit / "artifacts.json").exists() else []
     for item in artifacts:
         console.print(f"artifact {item['path']}: {item.get('sha256') or item.get('skipped')}")
+    if score_path.exists():
+        for violation in json.loads(score_path.read_text()).get("violations", []):
+            console.print(f"[red]artifact path violation: {violation}")
 
 
 def _turn_panel(turn: dict) -> Panel:

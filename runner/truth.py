@@ -89,6 +89,7 @@ GROUND_TRUTH_TYPES = {
     "categorical_check": (str, int),
     "set_match_check": (list,),
     "sequence_match_check": (list,),
+    "file_status_check": (dict,),
 }
 
 
@@ -105,6 +106,10 @@ class TaskMetric(MetricSpec):
     sequence rule); they are copied to the instance."""
 
     tolerance_reason: str | None = None
+    # The script result key holding the ground truth, when it differs from target_key: an
+    # artifact metric reads the reported path (target_key) but is checked against the
+    # file's expected properties.
+    truth_key: str | None = None
 
     @model_validator(mode="after")
     def _tolerance_explained(self) -> "TaskMetric":
@@ -321,10 +326,11 @@ def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> 
 def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict) -> MetricSpec:
     params = dict(metric.params)
     if metric.target_key != "full_text":
-        if metric.target_key not in result:
-            raise TruthError(f"{case_id}: script result lacks target_key {metric.target_key!r} "
+        key = metric.truth_key or metric.target_key
+        if key not in result:
+            raise TruthError(f"{case_id}: script result lacks {key!r} "
                              f"(metric {metric.metric_id}); it returned {sorted(result)}")
-        value = result[metric.target_key]
+        value = result[key]
         expected = GROUND_TRUTH_TYPES.get(metric.type)
         if expected and (isinstance(value, bool) or not isinstance(value, expected)):
             raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}) got "

@@ -46,8 +46,10 @@ class ParsedReport(BaseModel):
     """What the parser extracted, and how."""
 
     fields: dict[str, Any] = Field(default_factory=dict)  # every target key, None if absent
-    method: Literal["json", "lines", "none"] = "none"
+    # rules: json | lines | none; with the LLM parser: llm | rules+llm | unparsed
+    method: Literal["json", "lines", "none", "llm", "rules+llm", "unparsed"] = "none"
     notes: list[str] = Field(default_factory=list)
+    calls: list[dict] = Field(default_factory=list)  # LLM parser calls, as recorded
 
 
 def parse_report(report: Any, target_keys: Any) -> ParsedReport:

@@ -3,9 +3,14 @@
 score = 100 * sum(w_i * s_i) / sum(w_i), both sums over the *scored* metrics only.
 Normalising by the weight sum makes the BrainBench convention (weights summing to 100,
 total = sum of w * s) and ours (weights summing to 1) give the same number. Metrics this
-deterministic path cannot score (judges, artifacts) are left out of both sums, reported in
-`unscored_weight`, and make `all_scored` False: a partial score is never passed off as a
-complete one, and an unscored unit is never silently 0 or 1.
+path cannot score (a judge unit with no judge configured, an image with a VLM prompt and no
+VLM judge, an unusable judge reply) are left out of both sums, reported in
+`unscored_weight` and `unscored`, and make `all_scored` False: a partial score is never
+passed off as a complete one, and an unscored unit is never silently 0 or 1.
+
+Artifact and judge units need a ScoringContext (retained artifacts, judges); what they
+observe (path violations, judge calls) is copied into the InstanceScore for the audit.
+The parse itself is the caller's choice (rules, LLM or both): pass its ParsedReport.
 
 A missing or empty report parses to all-null fields, so every scored unit gets 0.
 Everything is rounded to 6 decimals, so the same input always serialises identically.
@@ -17,11 +22,22 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from validation.artifacts.check import file_status_check
+from validation.context import ScoringContext
 from validation.instance import Instance, MetricSpec
-from validation.parser import parse_report
+from validation.judge import semantic_unit
+from validation.parser import ParsedReport, parse_report
 from validation.units import UNITS, MetricConfigError, UnitOutcome, ground_truth
 
 DECIMALS = 6
+
+# Units that need the context: (predicted, params, context, metric_id) -> UnitOutcome
+CONTEXT_UNITS = {
+    "file_status_check": file_status_check,
+    "semantic_consistency": semantic_unit("semantic_consistency"),
+    "safety_compliance": semantic_unit("safety_compliance"),
+    "factual_qa_check": semantic_unit("factual_qa_check"),
+}
 
 
 class ScoringError(ValueError):
@@ -38,6 +54,7 @@ class MetricResult(BaseModel):
     score: float | None  # 0..1; None when the unit was not scored
     scored: bool
     detail: str
+    evidence: dict | None = None
 
 
 class InstanceScore(BaseModel):
@@ -49,17 +66,28 @@ class InstanceScore(BaseModel):
     score: float | None  # 0..100; None when no metric with weight > 0 was scored
     unscored_weight: float
     all_scored: bool
+    unscored: list[str] = Field(default_factory=list)  # metric ids left out, for logs
+    violations: list[str] = Field(default_factory=list)  # unsafe artifact paths
+    parser_calls: list[dict] = Field(default_factory=list)
+    judge_calls: list[dict] = Field(default_factory=list)
 
 
-def score_instance(instance: Instance, report: str | None) -> InstanceScore:
-    """Parse the report against the instance's target keys and score every metric.
+def score_instance(
+    instance: Instance,
+    report: str | None,
+    context: ScoringContext | None = None,
+    parsed: ParsedReport | None = None,
+) -> InstanceScore:
+    """Score every metric of an instance from its report (and, via context, artifacts).
 
-    Raises ScoringError only for a broken instance (bad metric params), never because of
-    what the report says.
+    `parsed` defaults to the rules parser. Raises ScoringError only for a broken instance
+    (bad metric params), never because of what the report or the files say.
     """
-    parsed = parse_report(report or "", instance.eval_config.target_keys())
+    context = context or ScoringContext()
+    if parsed is None:
+        parsed = parse_report(report or "", instance.eval_config.target_keys())
     results = [
-        _score_metric(instance.case_id, spec, parsed.fields, report)
+        _score_metric(instance.case_id, spec, parsed.fields, report, context)
         for spec in instance.eval_config.metrics
     ]
     return InstanceScore(
@@ -71,6 +99,10 @@ def score_instance(instance: Instance, report: str | None) -> InstanceScore:
         score=_aggregate(results),
         unscored_weight=round(math.fsum(r.weight for r in results if not r.scored), DECIMALS),
         all_scored=all(r.scored for r in results),
+        unscored=[r.metric_id for r in results if not r.scored],
+        violations=list(context.violations),
+        parser_calls=list(parsed.calls),
+        judge_calls=list(context.judge_calls),
     )
 
 
@@ -90,10 +122,11 @@ def check_instance_metrics(instance: Instance) -> list[str]:
 
 
 def _score_metric(
-    case_id: str, spec: MetricSpec, fields: dict[str, Any], report: str | None
+    case_id: str, spec: MetricSpec, fields: dict[str, Any], report: str | None,
+    context: ScoringContext | None = None,
 ) -> MetricResult:
     predicted = report if spec.target_key == "full_text" else fields.get(spec.target_key)
-    outcome = _run_unit(case_id, spec, predicted)
+    outcome = _run_unit(case_id, spec, predicted, context)
     return MetricResult(
         metric_id=spec.metric_id,
         type=spec.type,
@@ -104,14 +137,18 @@ def _score_metric(
         score=outcome.score,
         scored=outcome.scored,
         detail=outcome.detail,
+        evidence=outcome.evidence,
     )
 
 
-def _run_unit(case_id: str, spec: MetricSpec, predicted: Any) -> UnitOutcome:
-    unit = UNITS.get(spec.type)
-    if unit is None:  # MetricSpec validates the type; this guards a future type list change
-        raise ScoringError(f"{case_id}: metric {spec.metric_id}: no unit for type {spec.type!r}")
+def _run_unit(case_id: str, spec: MetricSpec, predicted: Any,
+              context: ScoringContext | None = None) -> UnitOutcome:
     try:
+        if spec.type in CONTEXT_UNITS:
+            return CONTEXT_UNITS[spec.type](predicted, spec.params, context, spec.metric_id)
+        unit = UNITS.get(spec.type)
+        if unit is None:  # MetricSpec validates the type; this guards a future type list change
+            raise ScoringError(f"{case_id}: metric {spec.metric_id}: no unit for type {spec.type!r}")
         return unit(predicted, spec.params)
     except MetricConfigError as exc:
         raise ScoringError(f"{case_id}: metric {spec.metric_id} ({spec.type}): {exc}") from exc

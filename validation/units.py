@@ -9,8 +9,8 @@ Two kinds of failure are kept apart on purpose:
   saying why: that is the model's failure and counts;
 - bad params (no ground truth, negative tolerance, unknown match_mode) raise
   MetricConfigError: that is a benchmark bug and must never turn into a score.
-Units the deterministic path cannot score (judges, artifacts) return an unscored outcome
-that scoring leaves out of the denominator and flags.
+The units that need more than the parsed value (artifacts, judges) live in
+validation/artifacts/ and validation/judge.py and take a ScoringContext.
 
 Canonical form C(.) (BrainBench paper, C.2): surrounding whitespace removed, case ignored,
 numbers written one way (1, 1.0, "1.0" and "1e0" all read "1"; 12 significant digits, so
@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel
 
-UNSCORED_REASON = "needs judge/artifact validation (issue 5)"
+UNSCORED_REASON = "not scored"
 
 # A plain number, then optionally one unit token ("12.3 Hz", "25%", "2.1 uV^2/Hz").
 # The unit is read and ignored: it is never converted (the instruction fixes the unit).
@@ -52,6 +52,7 @@ class UnitOutcome(BaseModel):
     score: float | None
     scored: bool = True
     detail: str
+    evidence: dict | None = None  # what an artifact check measured, field by field
 
 
 def unscored(kind: str) -> UnitOutcome:
@@ -393,31 +394,9 @@ def _weighted_order(
     )
 
 
-# --- units that need a judge or an artifact (issue 5) --------------------------------------
-
-def file_status_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
-    return unscored("file_status_check")
-
-
-def semantic_consistency(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
-    return unscored("semantic_consistency")
-
-
-def safety_compliance(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
-    return unscored("safety_compliance")
-
-
-def factual_qa_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
-    return unscored("factual_qa_check")
-
-
 UNITS: dict[str, Callable[[Any, Mapping[str, Any]], UnitOutcome]] = {
     "numeric_check": numeric_check,
     "categorical_check": categorical_check,
     "set_match_check": set_match_check,
     "sequence_match_check": sequence_match_check,
-    "file_status_check": file_status_check,
-    "semantic_consistency": semantic_consistency,
-    "safety_compliance": safety_compliance,
-    "factual_qa_check": factual_qa_check,
 }

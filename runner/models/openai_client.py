@@ -101,7 +101,7 @@ class OpenAIModel(Model):
         return {
             "name": self.name,
             "model": self.model_id,
-            "base_url": _public_url(self.base_url),
+            "base_url": public_url(self.base_url),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "stop": self.stop,
@@ -115,13 +115,14 @@ class OpenAIModel(Model):
         self._closing.set()  # turns waiting in a backoff give up instead of retrying
         self._client.close()
 
-    def complete(self, messages: list[Message]) -> Completion:
-        """One reply, retrying transport failures; the latency is the successful attempt's."""
+    def complete(self, messages: list[Message], **extra) -> Completion:
+        """One reply, retrying transport failures; the latency is the successful attempt's.
+        `extra` goes into the request as is (e.g. response_format for JSON mode)."""
         attempt = 0
         while True:
             start = time.perf_counter()
             try:
-                response = self._client.chat.completions.create(**self._request(messages))
+                response = self._client.chat.completions.create(**self._request(messages), **extra)
                 return _completion(response, time.perf_counter() - start)
             except (openai.APIError, _EmptyResponse) as exc:
                 retry_after = self._check_retryable(exc, attempt)
@@ -229,7 +230,7 @@ def _first_set(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
     return None
 
 
-def _public_url(url: str) -> str:
+def public_url(url: str) -> str:
     """The base URL without user:password@ or a query string, fit for run.json."""
     parts = urlsplit(url)
     host = parts.hostname or ""

@@ -31,8 +31,8 @@ from runner.models.base import Model
 from runner.paradigms.codeact import InstanceOutcome, run_codeact
 from runner.run.store import ResultRecord, RunStore, retain_artifacts
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
-from validation.instance import Instance
-from validation.scoring import score_instance
+from runner.scoring.scorer import Scorer
+from validation.instance import Instance, dump_instance
 
 SCRATCH_ROOT = Path(tempfile.gettempdir()) / "eegbench-work"
 
@@ -66,8 +66,10 @@ class Scheduler:
         backend: Backend,
         data_root: Path,
         console: Console | None = None,
+        scorer: Scorer | None = None,
     ) -> None:
         self.config = config
+        self.scorer = scorer or Scorer("rules", None, None, None)
         self.store = store
         self.model = model
         self.backend = backend
@@ -169,7 +171,8 @@ class Scheduler:
 
     def _finish(self, instance, outcome: InstanceOutcome, artifacts, audit: Path, duration: float) -> ResultRecord:
         scored = outcome.status != "infra_error"
-        score = score_instance(instance, outcome.report) if scored else None
+        write_atomic(audit / "instance.json", dump_instance(instance))  # what was scored, for audit and re-scoring
+        score = self.scorer.score(instance, outcome.report, audit / "artifacts", artifacts) if scored else None
         write_json(audit / "transcript.json", {
             "case_id": instance.case_id,
             "status": outcome.status,
@@ -193,6 +196,8 @@ class Scheduler:
             completion_tokens=sum(t.usage.completion_tokens or 0 for t in outcome.turns),
             duration_s=round(duration, 3),
             error=outcome.error,
+            unscored=score.unscored if score is not None else [],
+            violations=len(score.violations) if score is not None else 0,
         )
         self.store.append_result(record)
         return record

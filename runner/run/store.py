@@ -19,7 +19,7 @@ import stat
 import threading
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from runner.config import RunConfig
 from runner.fileio import write_atomic, write_json
@@ -45,6 +45,8 @@ class ResultRecord(BaseModel):
     completion_tokens: int
     duration_s: float
     error: str | None = None
+    unscored: list[str] = Field(default_factory=list)  # metric ids left out of the score
+    violations: int = 0  # unsafe artifact paths the scorer refused
 
 
 class RunStore:
@@ -134,7 +136,9 @@ def retain_artifacts(workspace: Path, dest: Path) -> list[dict]:
     """
     source = workspace / "file_check"
     manifest: list[dict] = []
-    if not source.is_dir() or source.is_symlink():
+    if source.is_symlink() or (source.exists() and not source.is_dir()):
+        return [_refused_entry(source, "")]
+    if not source.is_dir():
         return manifest
     copied = 0
     for path in sorted(source.rglob("*")):
@@ -143,7 +147,7 @@ def retain_artifacts(workspace: Path, dest: Path) -> list[dict]:
         if stat.S_ISDIR(mode):
             continue
         if not stat.S_ISREG(mode):
-            manifest.append({"path": rel, "skipped": "not a regular file (symlink or special)"})
+            manifest.append(_refused_entry(path, rel))
             continue
         size = path.lstat().st_size
         if copied + size > MAX_ARTIFACT_BYTES:
@@ -155,6 +159,13 @@ def retain_artifacts(workspace: Path, dest: Path) -> list[dict]:
         copied += size
         manifest.append({"path": rel, "bytes": size, "sha256": digest})
     return manifest
+
+
+def _refused_entry(path: Path, rel: str) -> dict:
+    """A symlink or special file: recorded with where it points, never read."""
+    if path.is_symlink():
+        return {"path": rel, "skipped": "symlink (never followed)", "link_target": os.readlink(path)}
+    return {"path": rel, "skipped": "not a regular file (special file)"}
 
 
 def _copy_no_follow(src: Path, dst: Path) -> str:

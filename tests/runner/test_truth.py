@@ -224,7 +224,7 @@ def test_missing_target_key_and_missing_input_are_named(toy):
     project, root, write = toy
     write(metrics=[{"metric_id": "m", "type": "categorical_check", "target_key": "nope",
                     "weight": 1.0, "params": {}}])
-    with pytest.raises(TruthError, match="fa_toy-01: script result lacks target_key 'nope'"):
+    with pytest.raises(TruthError, match="fa_toy-01: script result lacks 'nope'"):
         generate(project, root, progress=False)
     write(bindings=[{"case": "02", "data_path": ["toy/absent.txt"], "params": {"scale": 1}}])
     with pytest.raises(TruthError, match="fa_toy-02: input.*absent.txt"):

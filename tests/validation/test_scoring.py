@@ -5,6 +5,7 @@ import pytest
 
 from validation.instance import METRIC_TYPES, Instance, load_instance
 from validation.scoring import (
+    CONTEXT_UNITS,
     InstanceScore,
     ScoringError,
     check_instance_metrics,
@@ -72,13 +73,14 @@ def test_unscored_units_leave_the_denominator_and_are_flagged():
     assert result.unscored_weight == 0.4
     assert result.all_scored is False
     judge = result.metrics[1]
-    assert judge.scored is False and judge.score is None and "issue 5" in judge.detail
+    assert judge.scored is False and judge.score is None and "no judge configured" in judge.detail
+    assert result.unscored == ["judge"]
     assert judge.predicted == '{"alpha_rel": 0.25}'  # full_text: the whole report
 
 
 def test_only_unscored_units_give_no_score():
-    metrics = [metric("file", "file_status_check", "out_path", 1.0, match_mode="eeg_file_match")]
-    result = score_instance(make_instance(metrics), '{"out_path": "/workspace/file_check/x.fif"}')
+    metrics = [metric("verdict", "safety_compliance", "full_text", 1.0, judge_prompt="Refused?")]
+    result = score_instance(make_instance(metrics), "I cannot do that safely.")
     assert result.score is None
     assert result.unscored_weight == 1.0 and not result.all_scored
 
@@ -121,21 +123,28 @@ def test_check_instance_metrics_accepts_a_valid_instance():
     assert check_instance_metrics(make_instance(MIXED)) == []
 
 
-def test_every_metric_type_has_a_unit():
-    assert set(UNITS) == set(METRIC_TYPES)
+def test_every_metric_type_has_exactly_one_unit():
+    assert set(UNITS) | set(CONTEXT_UNITS) == set(METRIC_TYPES)
+    assert not set(UNITS) & set(CONTEXT_UNITS)
 
 
 def test_committed_instances_score_their_own_ground_truth_100():
     """Each shipped instance is scorable, and a report stating its ground truth gets 100
-    whether written as JSON or as key: value lines; an empty report gets 0."""
+    whether written as JSON or as key: value lines; an empty report gets 0. Only the
+    report-only units take part here: artifacts and judges have their own tests (and the
+    oracle run scores the artifacts for real)."""
     from runner.catalog import INSTANCES_DIR, instance_files
 
     paths = instance_files()
     assert paths, f"no instance files under {INSTANCES_DIR}"
     for path in paths:
-        instance = load_instance(path)
-        assert check_instance_metrics(instance) == [], path
-        answer = {m.target_key: ground_truth(m.params) for m in instance.eval_config.metrics}
+        full = load_instance(path)
+        assert check_instance_metrics(full) == [], path
+        kept = [m for m in full.eval_config.metrics if m.type in UNITS]
+        if not kept:
+            continue
+        instance = full.model_copy(update={"eval_config": full.eval_config.model_copy(update={"metrics": kept})})
+        answer = {m.target_key: ground_truth(m.params) for m in kept}
         as_json = "Final result:\n```json\n" + json.dumps(answer) + "\n```"
         as_lines = "\n".join(f"{k}: {json.dumps(v)}" for k, v in answer.items())
         assert score_instance(instance, as_json).score == 100.0, path

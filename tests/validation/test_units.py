@@ -9,11 +9,7 @@ from hypothesis import strategies as st
 from validation.units import (
     MetricConfigError,
     categorical_check,
-    factual_qa_check,
-    file_status_check,
     numeric_check,
-    safety_compliance,
-    semantic_consistency,
     sequence_match_check,
     set_match_check,
 )
@@ -274,18 +270,6 @@ def test_sequence_positionwise():
 def test_sequence_bad_params_raise(params):
     with pytest.raises(MetricConfigError):
         sequence_match_check(ABC, params)
-
-
-# --- units that need a judge or an artifact ----------------------------------------------
-
-@pytest.mark.parametrize(
-    "unit", [file_status_check, semantic_consistency, safety_compliance, factual_qa_check]
-)
-def test_judge_and_artifact_units_are_unscored(unit):
-    outcome = unit("a full report", {"judge_prompt": "x"})
-    assert outcome.scored is False
-    assert outcome.score is None
-    assert "issue 5" in outcome.detail
 
 
 # --- any prediction, never an exception ------------------------------------------------------

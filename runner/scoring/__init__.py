@@ -1,0 +1,1 @@
+"""Scoring inside a run: the parser (rules, LLM or both), the judges, the artifacts."""

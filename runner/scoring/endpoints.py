@@ -1,0 +1,128 @@
+"""The models that score: parser, text judge and image (VLM) judge endpoints.
+
+A spec names one: `openai:NAME` (OpenAI-compatible; base URL and key from
+EEGBENCH_<ROLE>_BASE_URL / _API_KEY, else the evaluated model's EEGBENCH_BASE_URL /
+EEGBENCH_API_KEY), `local[:GGUF]` (a llama.cpp server started for the run), `script:PATH`
+(replies from a JSON file {"replies": [...]}, taken in turn: tests and audits), or `none`.
+With no spec, EEGBENCH_<ROLE>_MODEL is read; the parser alone then falls back to the
+evaluated model's own endpoint (BrainBench's default), judges to none.
+
+Every reply is cached on disk by (model, request): a re-score asks nothing twice and
+reproduces the verdicts it had.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from runner.fileio import write_atomic
+from runner.models.base import Model
+
+ROLES = ("parser", "judge", "vlm")
+JSON_MODE = {"type": "json_object"}
+
+
+class EndpointError(ValueError):
+    """A scoring endpoint spec or its environment is unusable; names the role and variable."""
+
+
+@dataclass
+class Endpoint:
+    role: str
+    model: str  # what the cache and the audit record call it
+    send: Callable[[list[dict]], str]
+    settings: dict = field(default_factory=dict)  # for run.json; never a key
+    cache_dir: Path | None = None
+    owner: Model | None = None  # a local server this endpoint started
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def chat(self, messages: list[dict]) -> str:
+        path = self._cache_path(messages)
+        if path is not None and path.is_file():
+            return json.loads(path.read_text())["reply"]
+        reply = self.send(messages)
+        if path is not None:
+            write_atomic(path, json.dumps({"model": self.model, "reply": reply}) + "\n")
+        return reply
+
+    def describe(self) -> dict:
+        return {"role": self.role, "model": self.model, **self.settings}
+
+    def close(self) -> None:
+        if self.owner is not None:
+            self.owner.close()
+
+    def _cache_path(self, messages: list[dict]) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        key = hashlib.sha256(json.dumps([self.model, messages], sort_keys=True).encode()).hexdigest()
+        return self.cache_dir / key[:2] / f"{key}.json"
+
+
+def resolve(role: str, spec: str | None, *, evaluated: str | None, project_root: Path,
+            cache_dir: Path | None, environ: Mapping[str, str] | None = None) -> Endpoint | None:
+    """The endpoint a role's spec names, or None (rules only / no judge)."""
+    env = os.environ if environ is None else environ
+    spec = spec or env.get(f"EEGBENCH_{role.upper()}_MODEL") or None
+    if spec is None and role == "parser" and evaluated and evaluated.split(":", 1)[0] in ("openai", "local"):
+        spec = evaluated
+    if spec is None or spec == "none":
+        return None
+    kind, _, arg = spec.partition(":")
+    if kind == "script":
+        return _scripted(role, arg, cache_dir)
+    if kind == "local":
+        return _local(role, arg, project_root, cache_dir)
+    name = arg if kind == "openai" else spec
+    return _openai(role, name, env, cache_dir)
+
+
+def _openai(role: str, name: str, env: Mapping[str, str], cache_dir: Path | None) -> Endpoint:
+    from runner.models.openai_client import OpenAIModel, public_url
+
+    prefix = f"EEGBENCH_{role.upper()}_"
+    base_url = env.get(prefix + "BASE_URL") or env.get("EEGBENCH_BASE_URL") or env.get("OPENAI_BASE_URL")
+    api_key = env.get(prefix + "API_KEY") or env.get("EEGBENCH_API_KEY") or env.get("OPENAI_API_KEY")
+    if not base_url or not api_key:
+        raise EndpointError(f"{role} model {name!r}: set {prefix}BASE_URL and {prefix}API_KEY "
+                            "(or the evaluated model's EEGBENCH_BASE_URL and EEGBENCH_API_KEY)")
+    client = OpenAIModel(name, base_url, api_key, temperature=0.0, max_tokens=1024)
+    return Endpoint(role, f"openai:{name}", _sender(client), {"base_url": public_url(base_url)},
+                    cache_dir=cache_dir, owner=client)
+
+
+def _local(role: str, gguf: str, project_root: Path, cache_dir: Path | None) -> Endpoint:
+    from runner.models import ModelOptions
+    from runner.models.local_server import LocalModel
+
+    model = LocalModel(gguf or None, project_root=project_root, options=ModelOptions(max_tokens=256))
+    return Endpoint(role, model.name, _sender(model.client), {"server": "xllamacpp (started for scoring)"},
+                    cache_dir=cache_dir, owner=model)
+
+
+def _sender(client) -> Callable[[list[dict]], str]:
+    return lambda messages: client.complete(messages, response_format=JSON_MODE).text
+
+
+def _scripted(role: str, path: str, cache_dir: Path | None) -> Endpoint:
+    try:
+        replies = json.loads(Path(path).read_text())["replies"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EndpointError(f"{role} script:{path}: expected a JSON file {{\"replies\": [...]}} ({exc})") from None
+    if not isinstance(replies, list) or not replies or not all(isinstance(r, str) for r in replies):
+        raise EndpointError(f"{role} script:{path}: 'replies' must be a non-empty list of strings")
+    turn = itertools.cycle(replies)
+    lock = threading.Lock()
+
+    def send(messages: list[dict]) -> str:
+        with lock:
+            return next(turn)
+
+    # No cache: a scripted endpoint is its own record.
+    return Endpoint(role, f"script:{Path(path).name}", send, {"path": str(path)}, cache_dir=None)

@@ -1,0 +1,115 @@
+"""The run's scorer: one parser mode, optional judges, and the retained artifacts.
+
+`Scorer.score` is what the scheduler calls for a finished instance and what
+`eegbench score` calls for a saved one, so a re-score with the same settings follows the
+same path and gives the same numbers.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from runner.models.base import ModelError
+from runner.scoring.endpoints import Endpoint, resolve
+from runner.scoring.parsing import ParserMode, ParserUnavailable, parse
+from validation.context import JudgeVerdict, ScoringContext
+from validation.instance import Instance
+from validation.judge import LLMImageJudge, LLMJudge
+from validation.scoring import InstanceScore, MetricResult, score_instance
+
+CACHE_DIR = Path(".cache") / "scoring"
+
+
+class ScoringSettings(BaseModel):
+    """As given on the command line (None: the environment or the default decides)."""
+
+    parser: ParserMode = "auto"
+    parser_model: str | None = None
+    judge: str | None = None
+    vlm_judge: str | None = None
+
+
+class Scorer:
+    def __init__(self, mode: ParserMode, parser: Endpoint | None, judge: Endpoint | None,
+                 vlm: Endpoint | None) -> None:
+        self.mode = mode
+        self.parser = parser
+        self.judge = judge
+        self.vlm = vlm
+
+    def score(self, instance: Instance, report: str | None, artifacts_dir: Path | None,
+              manifest: list[dict]) -> InstanceScore:
+        context = ScoringContext(
+            artifacts_dir=artifacts_dir,
+            manifest=manifest,
+            judge=_guarded(LLMJudge(self.judge.chat, self.judge.model)) if self.judge else None,
+            image_judge=_guarded(LLMImageJudge(self.vlm.chat, self.vlm.model)) if self.vlm else None,
+        )
+        try:
+            parsed = parse(self.mode, self.parser, instance, report or "")
+        except ParserUnavailable as exc:
+            return unscored_instance(instance, str(exc))
+        return score_instance(instance, report, context, parsed)
+
+    def describe(self) -> dict:
+        """For run.json: what parsed and what judged (no keys)."""
+        return {
+            "parser": self.mode if self.parser else "rules",
+            "parser_requested": self.mode,
+            "parser_model": self.parser.describe() if self.parser else None,
+            "judge": self.judge.describe() if self.judge else None,
+            "vlm_judge": self.vlm.describe() if self.vlm else None,
+        }
+
+    def close(self) -> None:
+        for endpoint in (self.parser, self.judge, self.vlm):
+            if endpoint is not None:
+                endpoint.close()
+
+
+def build_scorer(settings: ScoringSettings, *, evaluated: str | None, project_root: Path) -> Scorer:
+    cache = project_root / CACHE_DIR
+    made: list[Endpoint] = []
+
+    def endpoint(role: str, spec: str | None, evaluated_model: str | None) -> Endpoint | None:
+        found = resolve(role, spec, evaluated=evaluated_model, project_root=project_root, cache_dir=cache)
+        if found is not None:
+            made.append(found)
+        return found
+
+    try:
+        parser = None if settings.parser == "rules" else endpoint("parser", settings.parser_model, evaluated)
+        if parser is None and settings.parser == "llm":
+            raise ValueError("PARSER=llm needs a parser model: set EEGBENCH_PARSER_MODEL or "
+                             "--parser-model (the evaluated model has no endpoint)")
+        judge = endpoint("judge", settings.judge, None)
+        vlm = endpoint("vlm", settings.vlm_judge, None)
+    except BaseException:
+        for opened in made:
+            opened.close()
+        raise
+    return Scorer(settings.parser, parser, judge, vlm)
+
+
+def _guarded(judge):
+    """A judge whose endpoint fails gives no verdict (unit unscored), not a crash."""
+    def call(*args: Any) -> JudgeVerdict:
+        try:
+            return judge(*args)
+        except ModelError as exc:
+            return JudgeVerdict(score=None, model=judge.model, error=f"judge endpoint failed: {exc}")
+    return call
+
+
+def unscored_instance(instance: Instance, reason: str) -> InstanceScore:
+    """Every metric unscored for one reason (e.g. the parser endpoint was down)."""
+    metrics = [
+        MetricResult(metric_id=m.metric_id, type=m.type, target_key=m.target_key, weight=m.weight,
+                     score=None, scored=False, detail=reason)
+        for m in instance.eval_config.metrics
+    ]
+    return InstanceScore(case_id=instance.case_id, parse_method="unparsed", parse_notes=[reason],
+                         metrics=metrics, score=None, unscored_weight=sum(m.weight for m in metrics),
+                         all_scored=False, unscored=[m.metric_id for m in metrics])

@@ -1,0 +1,95 @@
+"""The file_status_check unit: a safe path, the right name, then the check's fields.
+
+Order of verdicts (each a score of 0 with its reason, except the last):
+no or unsafe path (recorded as a violation) -> file missing -> wrong file_name -> file
+unreadable as its kind -> weighted field score (or 1 for a valid file with no fields).
+An image with a VLM prompt needs an image judge: without one the unit is unscored and
+flagged, never a silent 0 or 1.
+"""
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Any, Mapping
+
+from validation.artifacts.fields import score_fields
+from validation.artifacts.image import image_format, same_format
+from validation.artifacts.paths import resolve_artifact
+from validation.artifacts.signal import SignalFile, SignalFileError
+from validation.artifacts.spec import ArtifactSpec, artifact_spec
+from validation.artifacts.table import TableFile, TableFileError
+from validation.context import ScoringContext
+from validation.units import UnitOutcome, _fail, _result, unscored
+
+
+def file_status_check(predicted: Any, params: Mapping[str, Any], context: ScoringContext | None,
+                      metric_id: str = "") -> UnitOutcome:
+    spec = artifact_spec(params)  # MetricConfigError for a broken instance, before any file
+    context = context or ScoringContext()
+    resolved = resolve_artifact(predicted, context)
+    if resolved.path is None:
+        if resolved.violation:
+            context.violations.append(f"{metric_id}: {resolved.problem}")
+        return _fail(resolved.problem)
+    if spec.file_name and not _name_matches(resolved.relative, spec.file_name):
+        return _fail(f"file is {resolved.relative!r}, the task asked for {spec.file_name!r}")
+    if resolved.path.stat().st_size == 0:
+        return _fail(f"{resolved.relative} is empty")
+    if spec.check == "image_file_match":
+        return _image(resolved.path, resolved.relative, spec, context, metric_id)
+    if spec.check == "file_exists":
+        return _result(1.0, f"{resolved.relative} exists")
+    return _fields(resolved.path, resolved.relative, spec)
+
+
+def _name_matches(relative: str, file_name: str) -> bool:
+    """A name with a folder must match the path under file_check/; a bare name the basename."""
+    wanted = PurePosixPath(file_name.replace("\\", "/"))
+    if wanted.parts and wanted.parts[0] == "file_check":
+        wanted = PurePosixPath(*wanted.parts[1:])
+    if len(wanted.parts) > 1:
+        return PurePosixPath(relative) == wanted
+    return PurePosixPath(relative).name == wanted.name
+
+
+def _fields(path: Path, relative: str, spec: ArtifactSpec) -> UnitOutcome:
+    try:
+        if spec.check == "table_file_match":
+            measured = TableFile(path, spec.options)
+        else:
+            measured = SignalFile(path)
+    except (SignalFileError, TableFileError) as exc:
+        return _fail(f"{relative}: {exc}")
+    score, records = score_fields(spec.fields, measured.measure)
+    failed = [r["field"] for r in records if not r["ok"]]
+    detail = f"{relative}: " + (f"fields not matching: {', '.join(failed)}" if failed else "all fields match")
+    outcome = _result(score, detail)
+    return outcome.model_copy(update={"evidence": {"file": relative, "fields": records}})
+
+
+def _image(path: Path, relative: str, spec: ArtifactSpec, context: ScoringContext,
+           metric_id: str) -> UnitOutcome:
+    found = image_format(path)
+    if found is None:
+        return _fail(f"{relative} is not a recognised image (png, jpeg, gif, svg, pdf)")
+    name, media = found
+    expected = _expected_format(spec)
+    if expected and not same_format(name, expected):
+        return _fail(f"{relative} is a {name} image, the task asked for {expected}")
+    if not spec.vlm_prompt:
+        return _result(1.0, f"{relative}: valid {name} image")
+    if context.image_judge is None:
+        return unscored("image_file_match (VLM judge)").model_copy(
+            update={"detail": f"{relative}: valid {name} image; its content needs a VLM judge and none is configured"})
+    verdict = context.image_judge(spec.vlm_prompt, path.read_bytes(), media)
+    context.record_judge(metric_id, verdict)
+    if verdict.score is None:
+        return unscored("image_file_match (VLM judge)").model_copy(
+            update={"detail": f"VLM judge gave no usable verdict: {verdict.error}"})
+    return _result(verdict.score, f"VLM judge: {verdict.rationale[:300]}")
+
+
+def _expected_format(spec: ArtifactSpec) -> str | None:
+    truth = (spec.options or {}).get("ground_truth")
+    if isinstance(truth, Mapping) and isinstance(truth.get("format"), str):
+        return truth["format"]
+    return None
