@@ -9,6 +9,10 @@ PARADIGM ?= codeact
 SET      ?=
 JOBS     ?= 2
 RUN      ?=
+PARSER   ?=
+JUDGE    ?=
+CASES    ?=
+DATA_ROOT ?=
 EVAL_ARGS ?=
 
 .PHONY: setup data truth truth-check eval test bench clean
@@ -33,7 +37,9 @@ truth-check: data
 
 eval: data
 	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) \
-		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') $(EVAL_ARGS)
+		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') \
+		$(if $(PARSER),--parser '$(PARSER)') $(if $(JUDGE),--judge '$(JUDGE)') \
+		$(if $(CASES),--cases '$(CASES)') $(if $(DATA_ROOT),--data-root '$(DATA_ROOT)') $(EVAL_ARGS)
 
 test: data
 	$(PY) -m pytest -q -ra --durations=15

@@ -16,6 +16,7 @@ def write_atomic(path: Path, content: str | bytes, mode: int = 0o644) -> None:
     some of these files as another uid, and mkstemp creates 0600 files."""
     path = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
