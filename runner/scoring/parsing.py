@@ -24,7 +24,7 @@ class ParserUnavailable(RuntimeError):
 
 def parse(mode: ParserMode, endpoint: Endpoint | None, instance: Instance, report: str) -> ParsedReport:
     keys = instance.eval_config.target_keys()
-    if mode == "rules" or endpoint is None:
+    if mode == "rules" or endpoint is None or not keys:
         return parse_report(report, keys)
     if mode == "llm":
         return _llm(endpoint, instance, report, keys)

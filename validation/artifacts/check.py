@@ -44,11 +44,11 @@ def file_status_check(predicted: Any, params: Mapping[str, Any], context: Scorin
 def _name_matches(relative: str, file_name: str) -> bool:
     """A name with a folder must match the path under file_check/; a bare name the basename."""
     wanted = PurePosixPath(file_name.replace("\\", "/"))
-    if wanted.parts and wanted.parts[0] == "file_check":
+    if len(wanted.parts) == 1:
+        return PurePosixPath(relative).name == wanted.name
+    if wanted.parts[0] == "file_check":
         wanted = PurePosixPath(*wanted.parts[1:])
-    if len(wanted.parts) > 1:
-        return PurePosixPath(relative) == wanted
-    return PurePosixPath(relative).name == wanted.name
+    return PurePosixPath(relative) == wanted
 
 
 def _fields(path: Path, relative: str, spec: ArtifactSpec) -> UnitOutcome:

@@ -20,7 +20,8 @@ def image_format(path: Path) -> tuple[str, str] | None:
     for magic, name, media in SIGNATURES:
         if head.startswith(magic):
             return name, media
-    if b"<svg" in head.lower():
+    text = head.lstrip().lower()
+    if text.startswith(b"<svg") or (text.startswith(b"<?xml") and b"<svg" in text):
         return "svg", "image/svg+xml"
     return None
 

@@ -47,6 +47,7 @@ def resolve_artifact(reported: object, context: ScoringContext) -> Resolved:
 
 def _workspace_relative(text: str) -> tuple[str, str]:
     if text.startswith("/"):
+        text = posixpath.normpath(text)  # '/workspace//x', '/workspace/./x'; '..' is judged below
         root = SANDBOX_WORKSPACE + "/"
         if not text.startswith(root):
             return "", f"absolute path outside {SANDBOX_WORKSPACE}"

@@ -41,9 +41,10 @@ class SignalFile:
         try:
             if self.kind == ".npy":
                 data = np.load(self.path, allow_pickle=False)
-                if data.ndim not in (1, 2, 3) or not np.issubdtype(data.dtype, np.number):
+                real = np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)
+                if data.ndim not in (1, 2, 3) or not real:
                     raise SignalFileError(f"npy array of shape {data.shape} and dtype {data.dtype} "
-                                          "is not a 1-3 dimensional numeric signal")
+                                          "is not a 1-3 dimensional real-valued signal")
                 return data
             import mne
 
@@ -79,12 +80,21 @@ def _channel_count(f: SignalFile) -> int:
 
 
 def _reference_mode(f: SignalFile) -> str:
-    """'average' when the channel mean is ~0 at every sample (BrainBench: RMS ratio <= 1e-3)."""
+    """'average' when the mean over the EEG channels is ~0 at every sample (BrainBench: RMS
+    ratio <= 1e-3)."""
     data = f.data if f.data.ndim == 2 else None
-    if data is None or data.shape[0] < 2 or f.rms == 0:
+    if data is None:
+        return "unknown"
+    if f.raw is not None:  # EOG, ECG or stim channels kept in the file are not re-referenced
+        import mne
+
+        eeg = mne.pick_types(f.raw.info, eeg=True, exclude=[])
+        data = data[eeg] if len(eeg) else data
+    rms = float(np.sqrt(np.mean(np.square(data))))
+    if data.shape[0] < 2 or rms == 0:
         return "unknown"
     mean_rms = float(np.sqrt(np.mean(np.square(data.mean(axis=0)))))
-    return "average" if mean_rms / f.rms <= 1e-3 else "other"
+    return "average" if mean_rms / rms <= 1e-3 else "other"
 
 
 MEASURES = {

@@ -61,14 +61,14 @@ def _brainbench(params: Mapping[str, Any]) -> ArtifactSpec:
     if not isinstance(config, Mapping):
         raise MetricConfigError("params.validator_config must be an object")
     name_cfg = config.get("file_name")
-    file_name = name_cfg.get("value") if isinstance(name_cfg, Mapping) else None
+    file_name = name_cfg.get("value") if isinstance(name_cfg, Mapping) else name_cfg
     vlm = config.get("vlm_prompt")
-    vlm_prompt = vlm.get("value") if isinstance(vlm, Mapping) and float(vlm.get("weight", 0)) > 0 else None
+    vlm_prompt = vlm.get("value") if isinstance(vlm, Mapping) and _number(vlm.get("weight", 0), "vlm_prompt.weight") > 0 else None
     fields = tuple(
         _field(name, cfg, cfg.get("value"))
         for name, cfg in config.items()
         if name not in ("file_name", "vlm_prompt") and isinstance(cfg, Mapping)
-        and float(cfg.get("weight", 0) or 0) > 0
+        and _number(cfg.get("weight", 0) or 0, f"{name}.weight") > 0
     )
     return ArtifactSpec(check, _name(file_name), fields, vlm_prompt=vlm_prompt, options=params)
 
@@ -84,6 +84,13 @@ def _field(name: str, cfg: Any, expected: Any) -> FieldCheck:
     if weight < 0 or (tolerance is not None and tolerance < 0):
         raise MetricConfigError(f"field {name!r}: weight and tolerance must not be negative")
     return FieldCheck(name, weight, expected, tolerance)
+
+
+def _number(value: Any, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise MetricConfigError(f"validator_config.{what} must be a number, got {value!r}") from None
 
 
 def _known(check: Any) -> None:

@@ -22,7 +22,7 @@ class TableFile:
     def _load(self) -> tuple[list[str], list[list[str]]]:
         delimiter = "\t" if self.path.suffix.lower() == ".tsv" else ","
         try:
-            with open(self.path, newline="", encoding="utf-8") as handle:
+            with open(self.path, newline="", encoding="utf-8-sig") as handle:  # -sig: a BOM is not part of a column name
                 reader = csv.reader(handle, delimiter=delimiter)
                 header = [name.strip() for name in next(reader, [])]
                 rows = []

@@ -141,3 +141,21 @@ def test_model_error_is_parser_unavailable(mode, report):
     with pytest.raises(ParserUnavailable) as caught:
         parse(mode, endpoint(send), instance(), report)
     assert "FA-alpha-001" in str(caught.value) and "fake-parser" in str(caught.value)
+
+
+def judge_only_instance() -> Instance:
+    data = instance().model_dump()
+    data["eval_config"]["metrics"] = [m for m in data["eval_config"]["metrics"] if m["target_key"] == "full_text"]
+    return Instance.model_validate(data)
+
+
+@pytest.mark.parametrize("mode", ["llm", "auto"])
+def test_no_target_keys_needs_no_parser_call(mode):
+    """An instance whose only metric judges the full text has nothing to extract: the parser
+    endpoint is not asked, so its outage cannot leave the instance unscored."""
+    def send(messages):
+        raise ModelError("parser endpoint down", infrastructure=True)
+
+    parsed = parse(mode, endpoint(send), judge_only_instance(), PROSE)
+    assert parsed.fields == {}
+    assert parsed.calls == []

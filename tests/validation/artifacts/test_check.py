@@ -405,6 +405,8 @@ def test_brainbench_tolerance_and_file_name(ws):
     ("sub/clean.npy", "file_check/clean.npy", False),  # with a folder: the exact path
     ("sub/clean.npy", "file_check/other/clean.npy", False),
     ("file_check/sub/clean.npy", "/workspace/file_check/sub/clean.npy", True),
+    ("file_check/clean.npy", "file_check/clean.npy", True),
+    ("file_check/clean.npy", "file_check/sub/clean.npy", False),  # folder given: exact path
 ])
 def test_file_name_rules(ws, file_name, reported, ok):
     for rel in ("clean.npy", "other.npy", "clean.npy.bak", "sub/clean.npy", "other/clean.npy"):
@@ -412,6 +414,22 @@ def test_file_name_rules(ws, file_name, reported, ok):
     outcome, ctx = run(ws, reported, {"check": "file_exists", "file_name": file_name})
     assert outcome.score == (1.0 if ok else 0.0), outcome.detail
     assert ctx.violations == []
+
+
+def test_brainbench_file_name_as_plain_string_is_checked(ws):
+    np.save(ws.path("sig.npy"), np.ones((2, 4)))
+    params = brainbench({"file_name": "expected.npy", "channel_count": {"weight": 1, "value": 2}})
+    outcome, _ = run(ws, "file_check/sig.npy", params)
+    assert outcome.score == 0.0 and "expected.npy" in outcome.detail
+
+
+def test_text_mentioning_svg_is_not_an_image(ws):
+    ws.path("plot.png").write_text("my notes: an <svg> element would be nicer")
+    outcome, _ = run(ws, "file_check/plot.png", {"check": "image_file_match"})
+    assert outcome.score == 0.0
+    ws.path("real.svg").write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"></svg>')
+    outcome, _ = run(ws, "file_check/real.svg", {"check": "image_file_match"})
+    assert outcome.score == 1.0
 
 
 # --- tables ------------------------------------------------------------------------------------
@@ -442,6 +460,17 @@ def test_tsv_and_custom_duration_column(ws):
     # without the option the default column (duration_sec) is absent: that field fails
     params = table({k: {} for k in truth}, truth)
     assert run(ws, "file_check/ev.tsv", params)[0].score == pytest.approx(2 / 3, abs=1e-6)
+
+
+def test_table_in_brainbench_spelling(ws):
+    ws.path("stages.csv").write_text("epoch,stage,duration_sec\n0,W,30\n1,N1,30\n2,N2,30\n")
+    params = brainbench({"file_name": {"value": "stages.csv"},
+                         "row_count": {"weight": 2, "value": 3},
+                         "total_duration_sec": {"weight": 1, "value": 100.0, "tolerance": 5}},
+                        mode="table_file_match")
+    assert run(ws, "file_check/stages.csv", params)[0].score == pytest.approx(2 / 3, abs=1e-6)
+    params["validator_config"]["total_duration_sec"]["tolerance"] = 10
+    assert run(ws, "file_check/stages.csv", params)[0].score == 1.0
 
 
 @pytest.mark.parametrize("body", [
