@@ -14,9 +14,8 @@ from typing import Any, Mapping
 from validation.artifacts.fields import score_fields
 from validation.artifacts.image import image_format, same_format
 from validation.artifacts.paths import resolve_artifact
-from validation.artifacts.signal import SignalFile, SignalFileError
+from validation.artifacts.isolation import READER, MeasureError
 from validation.artifacts.spec import ArtifactSpec, artifact_spec
-from validation.artifacts.table import TableFile, TableFileError
 from validation.context import ScoringContext
 from validation.units import UnitOutcome, _fail, _result, unscored
 
@@ -52,18 +51,26 @@ def _name_matches(relative: str, file_name: str) -> bool:
 
 
 def _fields(path: Path, relative: str, spec: ArtifactSpec) -> UnitOutcome:
+    names = [check.name for check in spec.fields]
     try:
-        if spec.check == "table_file_match":
-            measured = TableFile(path, spec.options)
-        else:
-            measured = SignalFile(path)
-    except (SignalFileError, TableFileError) as exc:
+        found = READER.measure(path, spec.check, names, spec.options or {})
+    except MeasureError as exc:
         return _fail(f"{relative}: {exc}")
-    score, records = score_fields(spec.fields, measured.measure)
+    if "error" in found:
+        return _fail(f"{relative}: {found['error']}")
+    score, records = score_fields(spec.fields, _lookup(found))
     failed = [r["field"] for r in records if not r["ok"]]
     detail = f"{relative}: " + (f"fields not matching: {', '.join(failed)}" if failed else "all fields match")
     outcome = _result(score, detail)
     return outcome.model_copy(update={"evidence": {"file": relative, "fields": records}})
+
+
+def _lookup(found: dict):
+    def measure(name: str) -> Any:
+        if name in found["failed"]:
+            raise MeasureError(found["failed"][name])
+        return found["values"][name]  # KeyError: not measurable for this file type
+    return measure
 
 
 def _image(path: Path, relative: str, spec: ArtifactSpec, context: ScoringContext,
