@@ -79,3 +79,21 @@ def test_null_and_scripted_in_the_tools_paradigm():
     assert parse_json_action(null.text).kind == "final_answer" and parse_json_action(null.text).answer is None
     scripted = ListSession(['{"action": "get_channel_list", "args": {}}']).complete_with_tools([], TOOLS)
     assert parse_json_action(scripted.text).name == "get_channel_list"
+
+
+def test_replay_repeats_native_tool_calls(tmp_path):
+    from runner.models.replay import ReplayModel
+
+    case = tmp_path / "instances" / "t5_demo-01"
+    case.mkdir(parents=True)
+    turns = [
+        {"reply": "", "tool_calls": [{"name": "get_recording_info", "arguments": {"record": "a.edf"}, "call_id": "c9",
+                                      "status": "ok", "result": "{}"}]},
+        {"reply": '{"action": "final_answer", "answer": []}', "tool_calls": []},
+    ]
+    (case / "transcript.json").write_text(json.dumps({"turns": turns}))
+    session = ReplayModel(tmp_path).session(instance([]))
+    first = session.complete_with_tools([], TOOLS)
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in first.tool_calls] == [("c9", "get_recording_info", {"record": "a.edf"})]
+    second = session.complete_with_tools([], TOOLS)
+    assert second.tool_calls == [] and parse_json_action(second.text).answer == []
