@@ -152,8 +152,8 @@ def compute_noise_metrics(
     flat_tolerance_uv = _positive("flat_tolerance_uv", flat_tolerance_uv, allow_zero=True)
     picks, first, last = _segment(rec, channels, start_s, end_s)
     nyquist = rec.sfreq / 2
-    if line_freq + 1 >= nyquist:
-        raise ToolError("unsupported", f"line_freq={line_freq:g} Hz: the band ±1 Hz needs a Nyquist frequency above {line_freq + 1:g} Hz (this recording: {nyquist:g} Hz)", argument="line_freq")
+    if line_freq - 1 >= nyquist:  # at 100 Hz sampling, 50 Hz still has bins from 49 Hz up
+        raise ToolError("unsupported", f"line_freq={line_freq:g} Hz: its band (±1 Hz) lies above the Nyquist frequency {nyquist:g} Hz", argument="line_freq")
     sample = {"channel": _longest(rec, picks), **{k: SAMPLE_VALUE for k in range(5)}}
     check_budget("compute_noise_metrics", len(picks), sample, budget_tokens, f"{len(picks)} channels")
     x = _uv(rec, picks, first, last)

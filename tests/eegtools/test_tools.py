@@ -175,3 +175,12 @@ def test_welch_matches_scipy():
         ref_f, ref = sps.welch(x, fs=fs, nperseg=nperseg, noverlap=nperseg // 2, axis=-1)
         assert np.allclose(freqs, ref_f)
         assert np.allclose(psd, ref, rtol=1e-4, atol=1e-6 * ref.max())
+
+
+def test_line_noise_at_nyquist_is_still_measured():
+    rng = np.random.default_rng(4)
+    noisy = rng.normal(0, 5, 3000) + sine(49.5, 30, 100, 20)
+    rec = synthetic({"Pz": noisy, "Fz": rng.normal(0, 5, 3000)}, 100)
+    rows = {r["channel"]: r for r in T.compute_noise_metrics(rec, line_freq=50)["channels"]}
+    assert rows["Pz"]["line_noise_ratio"] > 0.5 and rows["Fz"]["line_noise_ratio"] < 0.1
+    assert rows["Pz"]["high_freq_noise_ratio"] is not None
