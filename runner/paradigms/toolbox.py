@@ -16,6 +16,9 @@ from eegtools import ToolError
 from validation.instance import Instance, sandbox_path
 
 
+SFREQ_KEYS = ("sfreq", "sampling_rate", "sampling_rate_hz")  # agent_input fields declaring a .npy's rate
+
+
 @dataclass(frozen=True)
 class ToolResult:
     text: str  # what the model sees (compact JSON, truncated at the character cap)
@@ -36,23 +39,31 @@ class Toolbox:
         # fixed-size answers (error messages, metadata) against pathological inputs.
         self.max_chars = budget_tokens * eegtools.budget.CHARS_PER_TOKEN + 2000
 
-    def resolve(self, record: str | None) -> Path:
-        """A record id (the listed id, its /input/ path or its file name) -> host path."""
+    def resolve(self, record: str | None):
+        """A record id (the listed id, its /input/ path or its file name) -> the loaded recording."""
         if record is None:
             if len(self.records) == 1:
-                return self.data_root / self.records[0]
+                return self._load(self.records[0])
             raise ToolError("bad_argument", f"record: this task has {len(self.records)} records, name one of {self.records}", argument="record")
         for rel in self.records:
             if record in (rel, sandbox_path(rel), Path(rel).name):
-                return self.data_root / rel
+                return self._load(rel)
         raise ToolError("bad_argument", f"record: {record!r} is not a record of this task; records: {self.records}", argument="record")
+
+    def _load(self, rel: str):
+        """Through the cache; a .npy takes the sampling rate the instance declares, if any."""
+        declared = None
+        if rel.lower().endswith(".npy"):
+            extras = self.instance.agent_input.model_extra or {}
+            declared = next((extras[k] for k in SFREQ_KEYS if isinstance(extras.get(k), (int, float))), None)
+        return eegtools.load_recording(self.data_root / rel, sfreq=declared)
 
     def describe_records(self) -> list[str]:
         """One line per record with its metadata (the paper gives it at episode start)."""
         lines = []
         for rel in self.records:
             try:
-                info = eegtools.get_recording_info(self.data_root / rel)
+                info = eegtools.get_recording_info(self._load(rel))
                 lines.append(
                     f"{rel}: {info['n_channels']} channels, {info['sampling_rate_hz']:g} Hz, "
                     f"{info['duration_s']:g} s ({info['n_samples']} samples)"

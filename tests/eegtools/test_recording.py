@@ -90,3 +90,10 @@ def test_time_range_checks(mmidb):
         with pytest.raises(ToolError) as err:
             resolve_span(rec, start, end)
         assert err.value.code == "out_of_range" and err.value.argument == arg
+
+
+def test_fif_loads(data_root):
+    rec = load_recording(data_root / "mne_sample" / "test_raw.fif")
+    info = eegtools.get_recording_info(rec)
+    assert info["n_channels"] == len(rec.ch_names) > 0 and info["sampling_rate_hz"] > 0
+    assert "eeg" in info["channel_types"]

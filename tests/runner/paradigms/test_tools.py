@@ -188,3 +188,18 @@ def test_parse_json_action(reply, kind, detail):
         assert parsed.args == detail
     else:
         assert parsed.problem
+
+
+def test_npy_record_uses_the_sampling_rate_the_instance_declares(tmp_path):
+    import numpy as np
+
+    (tmp_path / "seg").mkdir()
+    np.save(tmp_path / "seg" / "epoch.npy", np.zeros((1, 512)))
+    instance = Instance.model_validate({
+        "meta_info": {"case_id": "t2_npy-01", "bench_subset": "x"},
+        "agent_input": {"data_path": "seg/epoch.npy", "instruction": "classify", "sfreq": 256},
+        "eval_config": {"metrics": []},
+    })
+    toolbox = Toolbox(instance, tmp_path, 8000)
+    assert toolbox.describe_records() == ["seg/epoch.npy: 1 channels, 256 Hz, 2 s (512 samples)"]
+    assert json.loads(toolbox.call("get_recording_info", {}).text)["duration_s"] == 2.0
