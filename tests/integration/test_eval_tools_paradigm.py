@@ -64,3 +64,17 @@ def test_hybrid_paradigm_imports_eegtools_in_the_sandbox(eegbench, tmp_path):
     observation = transcript["turns"][0]["observation"]
     assert observation["status"] == "ok", observation["text"]
     assert "/opt/eegbench-lib/eegtools/__init__.py\n64" in observation["text"]
+
+
+def test_tools_paradigm_against_a_real_llama_cpp_endpoint(eegbench):
+    """The request carries `tools=` to a real OpenAI-compatible server; SmolLM2 rarely acts,
+    but the run must complete with honest statuses and real token usage."""
+    done = eegbench("eval", "--paradigm", "tools", "--model", "local", "--set", "fa_alpha_relpower-01",
+                    "--run", "tools-local", "--max-rounds", "2", "--max-tokens", "48")
+    assert done.returncode == 0, done.stderr[-3000:]
+    (result,) = eegbench.results("tools-local")
+    assert result["status"] in {"solution", "forced_solution", "max_rounds", "missing_action", "repeated_failure", "max_tool_calls"}
+    assert result["prompt_tokens"] > 0 and result["completion_tokens"] > 0
+    transcript = eegbench.transcript("tools-local", "fa_alpha_relpower-01")
+    assert "compute_windowed_features" in transcript["messages"][0]["content"]
+    assert all(t["latency_s"] > 0 for t in transcript["turns"])
