@@ -70,6 +70,8 @@ class Toolbox:
                 )
             except ToolError as exc:
                 lines.append(f"{rel}: not readable by the tools ({exc.message})")
+            except Exception as exc:  # a corrupt input must not take the run down with it
+                lines.append(f"{rel}: not readable by the tools ({type(exc).__name__}: {exc})"[:300])
         return lines
 
     def call(self, name: str, arguments: dict | str) -> ToolResult:

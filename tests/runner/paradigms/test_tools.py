@@ -203,3 +203,18 @@ def test_npy_record_uses_the_sampling_rate_the_instance_declares(tmp_path):
     toolbox = Toolbox(instance, tmp_path, 8000)
     assert toolbox.describe_records() == ["seg/epoch.npy: 1 channels, 256 Hz, 2 s (512 samples)"]
     assert json.loads(toolbox.call("get_recording_info", {}).text)["duration_s"] == 2.0
+
+
+def test_unreadable_inputs_are_described_not_fatal(tmp_path):
+    (tmp_path / "bad.npy").write_bytes(b"not numpy at all")
+    (tmp_path / "labels.tsv").write_text("onset\tlabel\n")
+    instance = Instance.model_validate({
+        "meta_info": {"case_id": "t2_bad-01", "bench_subset": "x"},
+        "agent_input": {"data_path": ["bad.npy", "labels.tsv"], "instruction": "x", "sfreq": 100},
+        "eval_config": {"metrics": []},
+    })
+    toolbox = Toolbox(instance, tmp_path, 8000)
+    lines = toolbox.describe_records()
+    assert lines[0].startswith("bad.npy: not readable by the tools") and "format not supported" in lines[1]
+    result = toolbox.call("get_recording_info", {"record": "bad.npy"})
+    assert not result.ok and result.error_code == "unsupported"
