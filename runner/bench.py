@@ -1,4 +1,5 @@
-"""`make bench`: sandbox start, cell round trip, controller overhead per oracle instance.
+"""`make bench`: sandbox start, cell round trip, controller overhead per oracle instance,
+eegtools latency over long recordings (runner/bench_tools.py).
 
 Figures are medians measured in one run on this machine; they are reported, never asserted.
 """
@@ -70,7 +71,9 @@ def oracle_overhead(backend_name: str = "local") -> dict:
 
 
 def main() -> None:
-    figures = {**sandbox_figures(), **oracle_overhead()}
+    from runner.bench_tools import tool_latency
+
+    figures = {**sandbox_figures(), **oracle_overhead(), **tool_latency()}
     table = Table(title="eegbench bench (local sandbox, medians)")
     table.add_column("measure")
     table.add_column("value", justify="right")

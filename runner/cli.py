@@ -10,6 +10,7 @@ from rich.console import Console
 
 from runner import catalog
 from runner.config import (
+    PARADIGMS,
     ControlLimits,
     ModelSettings,
     ResourceLimits,
@@ -72,7 +73,8 @@ def _instances_parser(sub) -> None:
 def _eval_parser(sub) -> None:
     p = sub.add_parser("eval", help="run a model on the benchmark")
     p.add_argument("--model", default=None, help="oracle | null | script:PATH | replay:RUN_DIR | openai:NAME | local[:GGUF]")
-    p.add_argument("--paradigm", default="codeact", choices=["codeact"])
+    p.add_argument("--paradigm", default="codeact", choices=list(PARADIGMS),
+                   help="codeact: code in a sandboxed kernel; tools: EEG tool calls only; hybrid: codeact + eegtools")
     p.add_argument("--set", dest="selection", default=None, help="comma-separated subsets, task ids or case ids")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--run", default=None, help="run name; rerunning with the same name resumes it")
@@ -85,6 +87,10 @@ def _eval_parser(sub) -> None:
     p.add_argument("--repeat-limit", type=int, default=c.repeat_limit)
     p.add_argument("--max-no-action", type=int, default=c.max_no_action)
     p.add_argument("--output-budget", type=int, default=c.output_budget_chars, help="characters per observation")
+    p.add_argument("--max-tool-calls", type=int, default=c.max_tool_calls, help="tools paradigm: tool-call ceiling")
+    p.add_argument("--tool-budget", type=int, default=c.tool_budget_tokens, help="tools paradigm: tokens per tool result")
+    p.add_argument("--tool-calling", default=c.tool_calling, choices=["auto", "text"],
+                   help="tools paradigm: auto = native function calling where the endpoint supports it")
     p.add_argument("--memory-mb", type=int, default=r.memory_mb)
     p.add_argument("--pids", type=int, default=r.pids)
     p.add_argument("--cpus", type=float, default=r.cpus)
@@ -129,6 +135,8 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
             max_rounds=args.max_rounds, exec_timeout_s=args.exec_timeout, grace_s=args.grace,
             deadline_s=args.deadline, repeat_limit=args.repeat_limit,
             max_no_action=args.max_no_action, output_budget_chars=args.output_budget,
+            max_tool_calls=args.max_tool_calls, tool_budget_tokens=args.tool_budget,
+            tool_calling=args.tool_calling,
         ),
         resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus),
         model_settings=ModelSettings(

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from runner.sandbox.base import Limits
 from runner.scoring.scorer import ScoringSettings
 
-PARADIGMS = ("codeact",)
+PARADIGMS = ("codeact", "tools", "hybrid")
 
 
 class ControlLimits(BaseModel):
@@ -24,6 +24,10 @@ class ControlLimits(BaseModel):
     repeat_limit: int = Field(3, ge=1)  # same code sha256 or same error fingerprint N times
     max_no_action: int = Field(3, ge=1)  # replies with neither <execute> nor <solution>
     output_budget_chars: int = Field(8000, ge=200)
+    # The tools paradigm (EEGAgentBench §3.2, §6.5): max_rounds is its turn ceiling.
+    max_tool_calls: int = Field(999, ge=1)
+    tool_budget_tokens: int = Field(8000, ge=100)  # tool-output budget, ~4 characters a token
+    tool_calling: Literal["auto", "text"] = "auto"  # auto: native function calling if supported
 
 
 class ResourceLimits(BaseModel):
@@ -43,7 +47,7 @@ class ModelSettings(BaseModel):
 class RunConfig(BaseModel):
     run_id: str
     model: str
-    paradigm: Literal["codeact"] = "codeact"
+    paradigm: Literal["codeact", "tools", "hybrid"] = "codeact"
     selection: list[str] = Field(default_factory=list)  # SET=: subsets, tasks or case ids
     jobs: int = Field(1, ge=1)
     sandbox: Literal["local"] = "local"

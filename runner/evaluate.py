@@ -32,7 +32,8 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
     backend = get_backend(config.sandbox)
     available, why = backend.available()
     console.print(f"sandbox: {backend.name} ({why})")
-    if not available:
+    # The tools paradigm runs its tools in this process: it needs no sandbox.
+    if not available and config.paradigm != "tools":
         raise RuntimeError(f"sandbox backend {backend.name} cannot run here: {why}")
     stale = backend.collect_stale()
     if stale:

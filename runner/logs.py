@@ -120,6 +120,12 @@ def _turn_panel(turn: dict) -> Panel:
         parts.append(Text(f"-- observation ({obs['status']}, {obs['duration_s']:.2f} s"
                           + (", kernel restarted" if obs.get("restarted") else "") + ")", style=style))
         parts.append(Text(obs["text"]))
+    for call in turn.get("tool_calls") or []:  # tools paradigm
+        style = "green" if call["status"] == "ok" else "red"
+        code = f", {call['error_code']}" if call.get("error_code") else ""
+        parts.append(Text(f"-- tool {call['name']}({json.dumps(call['arguments'], ensure_ascii=False)}) "
+                          f"({call['status']}{code}, {call.get('duration_s', 0):.2f} s)", style=style))
+        parts.append(Text(call["result"]))
     return Panel(Group(*parts), title=title, title_align="left")
 
 

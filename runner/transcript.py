@@ -6,13 +6,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 ExecStatus = Literal["ok", "error", "timeout", "oom", "died", "infra_error"]
-ActionKind = Literal["execute", "solution", "none"]
+# tool_call / final_answer: the tools paradigm (EEGAgentBench's JSON actions or native calls)
+ActionKind = Literal["execute", "solution", "none", "tool_call", "final_answer"]
 InstanceStatus = Literal[
     "solution",
     "forced_solution",
     "max_rounds",
     "repeated_failure",
     "missing_action",
+    "max_tool_calls",  # tools paradigm: a tool call past the tool-call ceiling
     "deadline",
     "infra_error",
 ]
@@ -35,6 +37,19 @@ class Observation(BaseModel):
     truncated_chars: int = 0  # characters removed by head+tail truncation
 
 
+class ToolCallRecord(BaseModel):
+    """One tool request of the tools paradigm and what came back (already truncated)."""
+
+    name: str
+    arguments: dict | str  # the parsed JSON object, or the raw text when it did not parse
+    call_id: str | None = None  # native function calling's id
+    status: Literal["ok", "error"]
+    error_code: str | None = None  # ToolError code, e.g. "unknown_channel", "budget_exceeded"
+    result: str  # the text returned to the model
+    truncated_chars: int = 0
+    duration_s: float = 0.0
+
+
 class Turn(BaseModel):
     index: int
     reply: str  # the assistant's raw reply
@@ -45,3 +60,4 @@ class Turn(BaseModel):
     code_sha256: str | None = None
     observation: Observation | None = None
     note: str | None = None  # controller remark: forced round, missing action, ...
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)  # tools paradigm only

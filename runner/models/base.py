@@ -7,12 +7,15 @@ which instance and which turn they are at.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from runner.transcript import Usage
 from validation.instance import Instance
 
-Message = dict[str, str]  # {"role": "system"|"user"|"assistant", "content": "..."}
+# {"role": "system"|"user"|"assistant", "content": "..."}; in the tools paradigm with native
+# function calling also {"role": "assistant", "tool_calls": [...]} and {"role": "tool", ...}.
+Message = dict[str, Any]
 
 
 class ModelError(RuntimeError):
@@ -24,16 +27,32 @@ class ModelError(RuntimeError):
         self.infrastructure = infrastructure
 
 
+@dataclass(frozen=True)
+class ToolCall:
+    """A native function call as the endpoint returned it; `arguments` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
 @dataclass
 class Completion:
     text: str
     usage: Usage
     latency_s: float
+    tool_calls: list[ToolCall] = field(default_factory=list)  # native function calls, if any
 
 
 class ModelSession(ABC):
     @abstractmethod
     def complete(self, messages: list[Message]) -> Completion: ...
+
+    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+        """A reply in the tools paradigm. `tools` are OpenAI function schemas; kinds without
+        native function calling ignore them and answer in text, which the tools loop reads
+        as the paper's JSON action format."""
+        return self.complete(messages)
 
 
 class Model(ABC):

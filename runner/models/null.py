@@ -6,6 +6,7 @@ from runner.transcript import Usage
 from validation.instance import Instance
 
 EMPTY_SOLUTION = "<solution></solution>"
+EMPTY_ANSWER = '{"action": "final_answer", "answer": null}'  # the same floor in the tools paradigm
 
 
 class NullModel(Model):
@@ -18,3 +19,6 @@ class NullModel(Model):
 class _NullSession(ModelSession):
     def complete(self, messages: list[Message]) -> Completion:
         return Completion(text=EMPTY_SOLUTION, usage=Usage(), latency_s=0.0)
+
+    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+        return Completion(text=EMPTY_ANSWER, usage=Usage(), latency_s=0.0)

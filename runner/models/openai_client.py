@@ -23,7 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from runner.models.base import Completion, Message, Model, ModelError, ModelSession
+from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.transcript import Usage
 from validation.instance import Instance
 
@@ -85,6 +85,9 @@ class OpenAIModel(Model):
         # Backoff waits on the event, so close() cuts a pending wait short. Tests replace it.
         self._sleep: Callable[[float], object] = self._closing.wait
         self._random = random.Random()
+        # Native function calling: None until an endpoint answered a request with `tools`;
+        # False once it rejected one, after which the tools paradigm talks JSON text.
+        self.native_tools: bool | None = None
         http_client = None if use_env_proxy else openai.DefaultHttpxClient(trust_env=False)
         self._client = openai.OpenAI(
             base_url=base_url,
@@ -115,14 +118,14 @@ class OpenAIModel(Model):
         self._closing.set()  # turns waiting in a backoff give up instead of retrying
         self._client.close()
 
-    def complete(self, messages: list[Message], **extra) -> Completion:
+    def complete(self, messages: list[Message], tools: list[dict] | None = None, **extra) -> Completion:
         """One reply, retrying transport failures; the latency is the successful attempt's.
         `extra` goes into the request as is (e.g. response_format for JSON mode)."""
         attempt = 0
         while True:
             start = time.perf_counter()
             try:
-                response = self._client.chat.completions.create(**self._request(messages), **extra)
+                response = self._client.chat.completions.create(**self._request(messages, tools), **extra)
                 return _completion(response, time.perf_counter() - start)
             except (openai.APIError, _EmptyResponse) as exc:
                 retry_after = self._check_retryable(exc, attempt)
@@ -146,7 +149,24 @@ class OpenAIModel(Model):
             delay = max(delay, min(retry_after, self.backoff_cap_s))
         return delay
 
-    def _request(self, messages: list[Message]) -> dict:
+    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+        """Native function calling while the endpoint accepts it. The first request it
+        rejects (a 4xx such as "tools not supported") switches this model to the JSON text
+        format for good; the tools paradigm's prompt describes both."""
+        if self.native_tools is False or not tools:
+            return self.complete(messages)
+        try:
+            completion = self.complete(messages, tools)
+        except ModelError as exc:
+            if exc.infrastructure or self.native_tools or _has_native_turns(messages):
+                raise
+            log.warning("%s: endpoint rejected native tool calling (%s); using JSON text actions", self.name, exc)
+            self.native_tools = False
+            return self.complete(messages)
+        self.native_tools = True
+        return completion
+
+    def _request(self, messages: list[Message], tools: list[dict] | None = None) -> dict:
         request = {
             "model": self.model_id,
             "messages": messages,
@@ -155,6 +175,8 @@ class OpenAIModel(Model):
         }
         if self.stop:
             request["stop"] = self.stop
+        if tools:
+            request["tools"] = tools
         return request
 
     def _check_retryable(self, exc: Exception, attempt: int) -> float | None:
@@ -187,6 +209,9 @@ class _HttpSession(ModelSession):
     def complete(self, messages: list[Message]) -> Completion:
         return self._model.complete(messages)
 
+    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+        return self._model.complete_with_tools(messages, tools)
+
 
 class _EmptyResponse(Exception):
     """A 200 without choices: a broken proxy or server, treated like a 5xx."""
@@ -195,7 +220,8 @@ class _EmptyResponse(Exception):
 def _completion(response, latency_s: float) -> Completion:
     if not getattr(response, "choices", None):
         raise _EmptyResponse("response has no choices")
-    text = response.choices[0].message.content or ""
+    message = response.choices[0].message
+    text = message.content or ""
     usage = response.usage
     return Completion(
         text=text,
@@ -204,7 +230,27 @@ def _completion(response, latency_s: float) -> Completion:
             completion_tokens=getattr(usage, "completion_tokens", None),
         ),
         latency_s=latency_s,
+        tool_calls=_tool_calls(message),
     )
+
+
+def _tool_calls(message) -> list[ToolCall]:
+    calls = []
+    for i, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        calls.append(ToolCall(
+            id=getattr(call, "id", None) or f"call_{i}",
+            name=getattr(function, "name", "") or "",
+            arguments=getattr(function, "arguments", "") or "",
+        ))
+    return calls
+
+
+def _has_native_turns(messages: list[Message]) -> bool:
+    """A conversation that already holds native tool turns cannot fall back to text."""
+    return any(m.get("role") == "tool" or m.get("tool_calls") for m in messages)
 
 
 def _describe_error(exc: Exception) -> str:

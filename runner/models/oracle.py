@@ -5,6 +5,10 @@ the call prints one marker line with the result as JSON. Turn 2 reads that line 
 the observation and answers with it as the solution. The oracle reads nothing from the host
 but the script source, so a score below 100 means the harness (sandbox, inputs, parser,
 validation) and the ground truth disagree: it is the installation and harness check.
+
+In the tools paradigm there is no kernel: the oracle answers at once with a final_answer
+holding the reference result recorded in the instance (each metric's ground truth), which
+checks the answer path (JSON action -> report -> parser -> validation) end to end.
 """
 from __future__ import annotations
 
@@ -51,6 +55,23 @@ class _OracleSession(ModelSession):
                 self._solution = solution_reply(_last_user_text(messages))
             text = self._solution
         return Completion(text=text, usage=Usage(), latency_s=time.perf_counter() - start)
+
+    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+        text = json.dumps({"action": "final_answer", "answer": reference_answer(self._instance)})
+        return Completion(text=text, usage=Usage(), latency_s=0.0)
+
+
+def reference_answer(instance: Instance) -> Any:
+    """The recorded reference result: the ground truth itself when the one target is
+    "answer" (the tools paradigm's tasks), else {target_key: ground truth}."""
+    truths = {
+        m.target_key: m.params["ground_truth"]
+        for m in instance.eval_config.metrics
+        if "ground_truth" in m.params and m.target_key != "full_text"
+    }
+    if set(truths) == {"answer"}:
+        return truths["answer"]
+    return truths
 
 
 def execute_reply_for(project_root: Path, instance: Instance) -> str:

@@ -3,14 +3,15 @@
 Reads runs/<run_id>/instances/<case_id>/transcript.json ({"turns": [Turn, ...]}) and hands
 out each turn's raw `reply` in order, then "". Re-running recorded replies against a changed
 sandbox or controller shows what the change does to the same model behaviour. Token usage
-is not replayed: no tokens are spent in the replaying run.
+is not replayed: no tokens are spent in the replaying run. In the tools paradigm, turns
+that made native function calls are replayed as the same calls (ids, names, arguments).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from runner.models.base import Completion, Message, Model, ModelError, ModelSession
+from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.models.scripted import ListSession
 from validation.instance import Instance
 
@@ -44,6 +45,29 @@ class _ReplaySession(ModelSession):
         if self._inner is None:
             self._inner = ListSession(recorded_replies(self._run_dir, self._case_id))
         return self._inner.complete(messages)
+
+    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+        index = self._inner._calls if self._inner is not None else 0
+        completion = self.complete(messages)
+        calls = recorded_native_calls(self._run_dir, self._case_id, index)
+        if calls:
+            completion.tool_calls = calls
+        return completion
+
+
+def recorded_native_calls(run_dir: Path, case_id: str, index: int) -> list[ToolCall]:
+    """The native function calls of one recorded turn (none for text replies)."""
+    turns = json.loads((run_dir / "instances" / case_id / "transcript.json").read_text(encoding="utf-8"))["turns"]
+    if index >= len(turns):
+        return []
+    calls = []
+    for call in turns[index].get("tool_calls") or []:
+        if call.get("call_id") is None:
+            continue  # a JSON text action: the reply text already carries it
+        arguments = call.get("arguments")
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+        calls.append(ToolCall(id=call["call_id"], name=call.get("name", ""), arguments=raw))
+    return calls
 
 
 def recorded_replies(run_dir: Path, case_id: str) -> list[str]:

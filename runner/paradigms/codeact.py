@@ -59,6 +59,7 @@ class CodeActLoop:
         *,
         should_stop: Callable[[], bool] = lambda: False,
         on_turn: Callable[[Turn], None] = lambda turn: None,
+        system_prompt: str = prompts.SYSTEM_PROMPT,
     ) -> None:
         self.instance = instance
         self.session = session
@@ -67,7 +68,7 @@ class CodeActLoop:
         self.should_stop = should_stop
         self.on_turn = on_turn
         self.messages: list[Message] = [
-            {"role": "system", "content": prompts.SYSTEM_PROMPT},
+            {"role": "system", "content": system_prompt},
             {"role": "user", "content": prompts.instance_message(instance)},
         ]
         self.turns: list[Turn] = []

@@ -29,6 +29,9 @@ from runner.config import RunConfig
 from runner.fileio import write_atomic, write_json
 from runner.models.base import Model
 from runner.paradigms.codeact import InstanceOutcome, run_codeact
+from runner.paradigms.hybrid import LIBRARIES, run_hybrid
+from runner.paradigms.toolbox import Toolbox
+from runner.paradigms.tools import run_tools
 from runner.run.store import ResultRecord, RunStore, retain_artifacts
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
 from runner.scoring.scorer import Scorer
@@ -147,6 +150,11 @@ class Scheduler:
         return self._finish(instance, outcome, artifacts, audit, time.monotonic() - started)
 
     def _attempt(self, instance: Instance, workspace: Path) -> InstanceOutcome:
+        if self.config.paradigm == "tools":  # no sandbox: the tools run in this process
+            session = self.model.session(instance)
+            toolbox = Toolbox(instance, self.data_root, self.config.controls.tool_budget_tokens)
+            return run_tools(instance, session, toolbox, self.config.controls, should_stop=self.stop.is_set)
+        hybrid = self.config.paradigm == "hybrid"
         spec = SandboxSpec(
             run_id=self.store.run_id,
             case_id=instance.case_id,
@@ -154,6 +162,7 @@ class Scheduler:
             inputs=tuple(instance.agent_input.input_paths()),
             workspace=workspace,
             limits=self.config.sandbox_limits(),
+            libraries=LIBRARIES if hybrid else (),
         )
         try:
             sandbox = self.backend.start(spec)
@@ -163,7 +172,8 @@ class Scheduler:
             self._active[instance.case_id] = sandbox
         try:
             session = self.model.session(instance)
-            return run_codeact(instance, session, sandbox, self.config.controls, should_stop=self.stop.is_set)
+            run = run_hybrid if hybrid else run_codeact
+            return run(instance, session, sandbox, self.config.controls, should_stop=self.stop.is_set)
         finally:
             with self._lock:
                 self._active.pop(instance.case_id, None)

@@ -36,6 +36,12 @@ class SandboxSpec:
     inputs: tuple[str, ...]  # data-root-relative files, mounted read-only at /input/<path>
     workspace: Path  # host directory mounted read-write at /workspace
     limits: Limits = field(default_factory=Limits)
+    # Host package directories mounted read-only at LIBRARY_ROOT/<dir name> and put on the
+    # kernel's sys.path (hybrid paradigm: `import eegtools`).
+    libraries: tuple[Path, ...] = ()
+
+
+LIBRARY_ROOT = "/opt/eegbench-lib"
 
 
 class Sandbox(ABC):

@@ -39,7 +39,7 @@ from pathlib import Path, PurePosixPath
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from runner.sandbox import kernel
-from runner.sandbox.base import Backend, Limits, Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.base import LIBRARY_ROOT, Backend, Limits, Sandbox, SandboxError, SandboxSpec
 from runner.transcript import Observation
 
 # Short on purpose (socket paths < 107 bytes); one per user, since it must be private.
@@ -410,6 +410,24 @@ def input_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
     return args
 
 
+def library_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
+    """Each library package read-only under LIBRARY_ROOT, which goes on PYTHONPATH."""
+    if not spec.libraries:
+        return []
+    args: list[str] = []
+    names: set[str] = set()
+    for lib in spec.libraries:
+        host = Path(os.path.abspath(lib))
+        if not (host / "__init__.py").is_file():
+            raise SandboxError(f"{spec.case_id}: library {host} is not a Python package directory")
+        if host.name in names:
+            raise SandboxError(f"{spec.case_id}: two libraries named {host.name!r}")
+        names.add(host.name)
+        inside = f"{LIBRARY_ROOT}/{host.name}"
+        args += _dirs_for(inside, made) + ["--ro-bind", str(host), inside]
+    return args + ["--setenv", "PYTHONPATH", LIBRARY_ROOT]
+
+
 def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool) -> list[str]:
     made: set[str] = set()
     argv = [
@@ -440,6 +458,7 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, conn_inside: str, as_root: bool
         "--bind", str(box_dir / "sock"), INSIDE_SOCKET_DIR,
     ]
     argv += input_binds(spec, made)
+    argv += library_binds(spec, made)
     argv += ["--chdir", "/workspace"]
     if as_root:  # bwrap as root keeps capabilities and uid 0: drop both for good
         argv += ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",

@@ -1,0 +1,24 @@
+"""The one error type every tool raises: a code the agent can act on, and the argument at fault."""
+from __future__ import annotations
+
+from typing import Literal
+
+ErrorCode = Literal["unknown_channel", "out_of_range", "unsupported", "bad_argument", "budget_exceeded"]
+ERROR_CODES: tuple[str, ...] = (
+    "unknown_channel", "out_of_range", "unsupported", "bad_argument", "budget_exceeded",
+)
+
+
+class ToolError(ValueError):
+    """A refused tool call. Nothing was computed; `to_dict` is the standardized error response."""
+
+    def __init__(self, code: ErrorCode, message: str, *, argument: str | None = None) -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"ToolError code {code!r} is not one of {ERROR_CODES}")
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.argument = argument
+
+    def to_dict(self) -> dict:
+        return {"error": {"code": self.code, "argument": self.argument, "message": self.message}}

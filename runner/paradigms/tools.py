@@ -1,0 +1,202 @@
+"""The tools paradigm (EEGAgentBench): each turn the model calls one EEG tool or answers.
+
+Native function calling where the endpoint supports it, the paper's JSON action format in
+text otherwise; both may appear in one run. Tools run in the controller against the
+instance's input files (runner/paradigms/toolbox.py). The final answer becomes the report
+`{"answer": <answer>}`, scored by the usual parser and validation units.
+
+Controls: max_rounds is the turn ceiling (the last turn asks for the answer), max_tool_calls
+the tool-call ceiling (calls past it are refused once; calling again ends the instance as
+max_tool_calls), max_no_action replies without a valid action, repeat_limit identical
+failing calls, and the instance deadline.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from typing import Callable
+
+import eegtools
+from runner.config import ControlLimits
+from runner.models.base import Completion, Message, ModelError, ModelSession
+from runner.paradigms import prompts
+from runner.paradigms.codeact import InstanceOutcome, sha256_text
+from runner.paradigms.json_actions import parse_arguments, parse_json_action
+from runner.paradigms.toolbox import Toolbox
+from runner.transcript import InstanceStatus, ToolCallRecord, Turn
+from validation.instance import Instance
+
+
+class _Stop(Exception):
+    def __init__(self, status: InstanceStatus, error: str | None = None) -> None:
+        self.status = status
+        self.error = error
+
+
+def answer_report(answer) -> str:
+    """The instance's report: the final answer under "answer", as JSON text."""
+    return json.dumps({"answer": answer}, ensure_ascii=False, indent=2, default=str)
+
+
+class ToolsLoop:
+    def __init__(
+        self,
+        instance: Instance,
+        session: ModelSession,
+        toolbox: Toolbox,
+        controls: ControlLimits,
+        *,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_turn: Callable[[Turn], None] = lambda turn: None,
+    ) -> None:
+        self.instance = instance
+        self.session = session
+        self.toolbox = toolbox
+        self.controls = controls
+        self.should_stop = should_stop
+        self.on_turn = on_turn
+        self.schemas = eegtools.schemas() if controls.tool_calling == "auto" else []
+        self.messages: list[Message] = [
+            {"role": "system", "content": prompts.tools_system_prompt()},
+            {"role": "user", "content": prompts.tools_instance_message(instance, toolbox.describe_records())},
+        ]
+        self.turns: list[Turn] = []
+        self.calls_made = 0
+        self.ceiling_told = False
+        self.failures: Counter[str] = Counter()
+        self.no_action = 0
+        self.deadline = time.monotonic() + controls.deadline_s
+
+    def run(self) -> InstanceOutcome:
+        try:
+            for index in range(self.controls.max_rounds):
+                outcome = self._round(index, final=index == self.controls.max_rounds - 1)
+                if outcome is not None:
+                    return outcome
+        except _Stop as stop:
+            return self._end(stop.status, None, stop.error)
+        return self._end("max_rounds", None)
+
+    def _round(self, index: int, final: bool) -> InstanceOutcome | None:
+        self._check_time()
+        if final:
+            self.messages.append({"role": "user", "content": prompts.TOOLS_FINAL_ROUND})
+        completion = self._complete()
+        if completion.tool_calls:
+            return self._native_calls(index, completion, final)
+        action = parse_json_action(completion.text)
+        turn = self._turn(index, completion, action.kind, final)
+        self.messages.append({"role": "assistant", "content": completion.text})
+        if action.kind == "final_answer":
+            return self._answer(turn, action.answer, final)
+        if final:
+            self._record(turn)
+            return self._end("max_rounds", None)
+        if action.kind == "none":
+            return self._no_action(turn, action.problem)
+        result = self._call(turn, action.name, action.args, None)
+        self.messages.append({"role": "user", "content": prompts.observation_message(result)})
+        self._record(turn)
+        self._check_repeats(turn)
+        return None
+
+    def _native_calls(self, index: int, completion: Completion, final: bool) -> InstanceOutcome | None:
+        """Native calls: every call gets a `tool` message (the API requires one per id)."""
+        turn = self._turn(index, completion, "tool_call", final)
+        self.messages.append({
+            "role": "assistant",
+            "content": completion.text or None,
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in completion.tool_calls
+            ],
+        })
+        for call in completion.tool_calls:
+            if final:
+                text = "Not run: this is the final turn."
+                turn.tool_calls.append(ToolCallRecord(name=call.name, arguments=parse_arguments(call.arguments), call_id=call.id, status="error", error_code=None, result=text))
+            else:
+                text = self._call(turn, call.name, parse_arguments(call.arguments), call.id)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        self._record(turn)
+        if final:
+            return self._end("max_rounds", None)
+        self._check_repeats(turn)
+        return None
+
+    def _call(self, turn: Turn, name: str, args: dict | str, call_id: str | None) -> str:
+        """Run one tool call (or refuse it past the ceiling); record it; return the result text."""
+        if self.calls_made >= self.controls.max_tool_calls:
+            if self.ceiling_told:
+                self._record(turn)
+                raise _Stop("max_tool_calls", f"tool call past the ceiling of {self.controls.max_tool_calls}")
+            self.ceiling_told = True
+            text = prompts.tool_ceiling_message(self.controls.max_tool_calls)
+            turn.note = "tool-call ceiling reached"
+            turn.tool_calls.append(ToolCallRecord(name=name, arguments=args, call_id=call_id, status="error", result=text))
+            return text
+        self.calls_made += 1
+        result = self.toolbox.call(name, args)
+        turn.tool_calls.append(ToolCallRecord(
+            name=name, arguments=args, call_id=call_id, status="ok" if result.ok else "error",
+            error_code=result.error_code, result=result.text, truncated_chars=result.truncated_chars,
+            duration_s=result.duration_s,
+        ))
+        return result.text
+
+    def _answer(self, turn: Turn, answer, final: bool) -> InstanceOutcome:
+        self._record(turn)
+        forced = final or self.ceiling_told
+        return self._end("forced_solution" if forced else "solution", answer_report(answer))
+
+    def _no_action(self, turn: Turn, problem: str | None) -> InstanceOutcome | None:
+        self.no_action += 1
+        turn.note = f"no action ({self.no_action}/{self.controls.max_no_action}): {problem}"
+        self._record(turn)
+        if self.no_action >= self.controls.max_no_action:
+            return self._end("missing_action", None)
+        self.messages.append({"role": "user", "content": prompts.TOOLS_NO_ACTION})
+        return None
+
+    def _check_repeats(self, turn: Turn) -> None:
+        """The same failing call (tool, arguments, error) repeat_limit times ends the instance."""
+        for call in turn.tool_calls:
+            if call.status == "ok" or call.error_code is None:
+                continue
+            key = sha256_text(json.dumps([call.name, call.arguments, call.error_code], sort_keys=True, default=str))
+            self.failures[key] += 1
+            if self.failures[key] >= self.controls.repeat_limit:
+                raise _Stop("repeated_failure", f"same failing call {call.name} ({call.error_code}) {self.failures[key]} times")
+
+    def _turn(self, index: int, completion: Completion, kind, final: bool) -> Turn:
+        return Turn(
+            index=index, reply=completion.text, usage=completion.usage,
+            latency_s=round(completion.latency_s, 4), action=kind, note="final round" if final else None,
+        )
+
+    def _complete(self) -> Completion:
+        try:
+            return self.session.complete_with_tools(list(self.messages), self.schemas)
+        except ModelError as exc:
+            kind = "infrastructure" if exc.infrastructure else "request"
+            raise _Stop("infra_error", f"model {kind} error: {exc}") from exc
+
+    def _check_time(self) -> None:
+        if self.should_stop():
+            raise _Stop("infra_error", "run interrupted")
+        if time.monotonic() >= self.deadline:
+            raise _Stop("deadline", f"instance deadline of {self.controls.deadline_s:g} s passed")
+
+    def _record(self, turn: Turn) -> None:
+        if self.turns and self.turns[-1] is turn:
+            return
+        self.turns.append(turn)
+        self.on_turn(turn)
+
+    def _end(self, status: InstanceStatus, report: str | None, error: str | None = None) -> InstanceOutcome:
+        return InstanceOutcome(status, report, self.turns, self.messages, error)
+
+
+def run_tools(instance, session, toolbox, controls, **hooks) -> InstanceOutcome:
+    return ToolsLoop(instance, session, toolbox, controls, **hooks).run()
