@@ -5,40 +5,20 @@ hands them in, so every way the loop can end leaves teardown to one place.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Callable
 
 from runner.config import ControlLimits
-from runner.models.base import Message, ModelError, ModelSession
+from runner.models.base import Message, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.actions import parse_action
+from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
+from runner.paradigms.loop import Stop as _Stop
 from runner.sandbox.base import Sandbox, SandboxError
-from runner.transcript import InstanceStatus, Observation, Turn
+from runner.transcript import Observation, Turn
 from validation.instance import Instance
-
-
-@dataclass
-class InstanceOutcome:
-    status: InstanceStatus
-    report: str | None
-    turns: list[Turn]
-    messages: list[Message]
-    error: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-class _Stop(Exception):
-    def __init__(self, status: InstanceStatus, error: str | None = None) -> None:
-        self.status = status
-        self.error = error
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def error_fingerprint(obs: Observation) -> str | None:
@@ -49,7 +29,7 @@ def error_fingerprint(obs: Observation) -> str | None:
     return sha256_text(re.sub(r"0x[0-9a-f]+|\d+", "#", detail))
 
 
-class CodeActLoop:
+class CodeActLoop(TurnLoop):
     def __init__(
         self,
         instance: Instance,
@@ -76,16 +56,6 @@ class CodeActLoop:
         self.error_counts: Counter[str] = Counter()
         self.no_action = 0
         self.deadline = time.monotonic() + controls.deadline_s
-
-    def run(self) -> InstanceOutcome:
-        try:
-            for index in range(self.controls.max_rounds):
-                outcome = self._round(index, final=index == self.controls.max_rounds - 1)
-                if outcome is not None:
-                    return outcome
-        except _Stop as stop:
-            return self._end(stop.status, None, stop.error)
-        return self._end("max_rounds", None)
 
     def _round(self, index: int, final: bool) -> InstanceOutcome | None:
         self._check_time()
@@ -114,11 +84,7 @@ class CodeActLoop:
         return None
 
     def _complete(self):
-        try:
-            return self.session.complete(list(self.messages))
-        except ModelError as exc:
-            kind = "infrastructure" if exc.infrastructure else "request"
-            raise _Stop("infra_error", f"model {kind} error: {exc}") from exc
+        return self._model_call(lambda: self.session.complete(list(self.messages)))
 
     def _no_action(self, turn: Turn) -> InstanceOutcome | None:
         self.no_action += 1
@@ -151,19 +117,6 @@ class CodeActLoop:
         self.error_counts[fingerprint] += 1
         if self.error_counts[fingerprint] >= self.controls.repeat_limit:
             raise _Stop("repeated_failure", f"same error {self.error_counts[fingerprint]} times")
-
-    def _check_time(self) -> None:
-        if self.should_stop():
-            raise _Stop("infra_error", "run interrupted")
-        if time.monotonic() >= self.deadline:
-            raise _Stop("deadline", f"instance deadline of {self.controls.deadline_s:g} s passed")
-
-    def _record(self, turn: Turn) -> None:
-        self.turns.append(turn)
-        self.on_turn(turn)
-
-    def _end(self, status: InstanceStatus, report: str | None, error: str | None = None):
-        return InstanceOutcome(status, report, self.turns, self.messages, error)
 
 
 def run_codeact(instance, session, sandbox, controls, **hooks) -> InstanceOutcome:

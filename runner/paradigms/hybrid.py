@@ -9,7 +9,8 @@ from pathlib import Path
 
 import eegtools
 from runner.paradigms import prompts
-from runner.paradigms.codeact import CodeActLoop, InstanceOutcome
+from runner.paradigms.codeact import CodeActLoop
+from runner.paradigms.loop import InstanceOutcome
 
 LIBRARIES: tuple[Path, ...] = (Path(eegtools.__file__).resolve().parent,)
 

@@ -19,19 +19,14 @@ from typing import Callable
 
 import eegtools
 from runner.config import ControlLimits
-from runner.models.base import Completion, Message, ModelError, ModelSession
+from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
-from runner.paradigms.codeact import InstanceOutcome, sha256_text
+from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
+from runner.paradigms.loop import Stop as _Stop
 from runner.paradigms.json_actions import parse_arguments, parse_json_action
 from runner.paradigms.toolbox import Toolbox
-from runner.transcript import InstanceStatus, ToolCallRecord, Turn
+from runner.transcript import ToolCallRecord, Turn
 from validation.instance import Instance
-
-
-class _Stop(Exception):
-    def __init__(self, status: InstanceStatus, error: str | None = None) -> None:
-        self.status = status
-        self.error = error
 
 
 def answer_report(answer) -> str:
@@ -39,7 +34,7 @@ def answer_report(answer) -> str:
     return json.dumps({"answer": answer}, ensure_ascii=False, indent=2, default=str)
 
 
-class ToolsLoop:
+class ToolsLoop(TurnLoop):
     def __init__(
         self,
         instance: Instance,
@@ -67,16 +62,6 @@ class ToolsLoop:
         self.failures: Counter[str] = Counter()
         self.no_action = 0
         self.deadline = time.monotonic() + controls.deadline_s
-
-    def run(self) -> InstanceOutcome:
-        try:
-            for index in range(self.controls.max_rounds):
-                outcome = self._round(index, final=index == self.controls.max_rounds - 1)
-                if outcome is not None:
-                    return outcome
-        except _Stop as stop:
-            return self._end(stop.status, None, stop.error)
-        return self._end("max_rounds", None)
 
     def _round(self, index: int, final: bool) -> InstanceOutcome | None:
         self._check_time()
@@ -176,26 +161,7 @@ class ToolsLoop:
         )
 
     def _complete(self) -> Completion:
-        try:
-            return self.session.complete_with_tools(list(self.messages), self.schemas)
-        except ModelError as exc:
-            kind = "infrastructure" if exc.infrastructure else "request"
-            raise _Stop("infra_error", f"model {kind} error: {exc}") from exc
-
-    def _check_time(self) -> None:
-        if self.should_stop():
-            raise _Stop("infra_error", "run interrupted")
-        if time.monotonic() >= self.deadline:
-            raise _Stop("deadline", f"instance deadline of {self.controls.deadline_s:g} s passed")
-
-    def _record(self, turn: Turn) -> None:
-        if self.turns and self.turns[-1] is turn:
-            return
-        self.turns.append(turn)
-        self.on_turn(turn)
-
-    def _end(self, status: InstanceStatus, report: str | None, error: str | None = None) -> InstanceOutcome:
-        return InstanceOutcome(status, report, self.turns, self.messages, error)
+        return self._model_call(lambda: self.session.complete_with_tools(list(self.messages), self.schemas))
 
 
 def run_tools(instance, session, toolbox, controls, **hooks) -> InstanceOutcome:

@@ -28,7 +28,8 @@ from rich.progress import (
 from runner.config import RunConfig
 from runner.fileio import write_atomic, write_json
 from runner.models.base import Model
-from runner.paradigms.codeact import InstanceOutcome, run_codeact
+from runner.paradigms.codeact import run_codeact
+from runner.paradigms.loop import InstanceOutcome
 from runner.paradigms.hybrid import LIBRARIES, run_hybrid
 from runner.paradigms.toolbox import Toolbox
 from runner.paradigms.tools import run_tools
