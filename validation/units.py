@@ -421,3 +421,8 @@ UNITS: dict[str, Callable[[Any, Mapping[str, Any]], UnitOutcome]] = {
     "safety_compliance": safety_compliance,
     "factual_qa_check": factual_qa_check,
 }
+
+# EEGAgentBench units (imported last: they use the helpers above).
+from validation.agentbench.units import AGENTBENCH_UNITS  # noqa: E402
+
+UNITS.update(AGENTBENCH_UNITS)
