@@ -140,7 +140,13 @@ def cmd_data(args: argparse.Namespace) -> int:
     problems = data.verify(root)
     for problem in problems:
         console.print(f"[red]{problem}")
-    return 1 if problems else 0
+    if problems:
+        return 1
+    from runner.agentbench import artifacts
+
+    epochs = artifacts.generate(root)  # EEGAgentBench T2: semi-synthetic epochs (deterministic)
+    console.print(f"EEGAgentBench T2: {len(epochs)} epochs in {root / artifacts.FOLDER}")
+    return 0
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
