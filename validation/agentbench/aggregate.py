@@ -12,8 +12,11 @@ report gave none). Every instance is counted; an unparseable answer is wrong, ne
   events (its reference events are FN), Dice 0, a miss, and on a seizure-free record it
   counts as an alarm (it is not a valid "no seizure");
 - T6: a missing or unusable hypnogram expands to all wake (§6.2); macro-F1 and kappa are
-  computed per recording ("recording-level", §4.5) and averaged over recordings; the pooled
-  per-epoch values are reported beside them;
+  computed per epoch from the confusion matrix over all scored epochs of the family (§6.2:
+  "computed from the confusion matrix over the scored subset"); the recording-level means
+  (§4.5 plots "recording-level Macro-F1") are reported beside them, where a recording's
+  macro-F1 averages over the stages present in its reference or its prediction (a stage absent
+  from both has no defined F1 in that recording);
 - Overall: the unweighted mean of the six primary metrics (T1 accuracy, T2-T4 and T6
   macro-F1, T5 Event-F1); `overall_families` says how many families it covers.
 """
@@ -54,8 +57,8 @@ class FamilyMetrics(BaseModel):
     accuracy: float | None = None
     macro_f1: float | None = None
     kappa: float | None = None
-    pooled_macro_f1: float | None = None
-    pooled_kappa: float | None = None
+    recording_macro_f1: float | None = None
+    recording_kappa: float | None = None
     event_f1: float | None = None
     sensitivity: float | None = None
     precision: float | None = None
@@ -168,16 +171,17 @@ def _staging_metrics(records: list[AnswerRecord]) -> FamilyMetrics:
         rows = answers.maybe_json(record.answer)
         unparseable += not (isinstance(rows, list) and rows)  # expanded to all wake below
         predicted = answers.expand_hypnogram(record.answer, len(truth))
-        f1s.append(classification.macro_f1(truth, predicted, answers.STAGES))
+        present = [s for s in answers.STAGES if s in truth or s in predicted]
+        f1s.append(classification.macro_f1(truth, predicted, present))
         kappas.append(classification.cohen_kappa(truth, predicted, answers.STAGES))
         all_truth += truth
         all_pred += predicted
-    f1 = fmean(f1s)
+    f1 = classification.macro_f1(all_truth, all_pred, answers.STAGES)
     return FamilyMetrics(
         family="T6", instances=len(records), unparseable=unparseable,
-        primary_metric="macro_f1", primary=_r(f1), macro_f1=_r(f1), kappa=_r(fmean(kappas)),
-        pooled_macro_f1=_r(classification.macro_f1(all_truth, all_pred, answers.STAGES)),
-        pooled_kappa=_r(classification.cohen_kappa(all_truth, all_pred, answers.STAGES)),
+        primary_metric="macro_f1", primary=_r(f1), macro_f1=_r(f1),
+        kappa=_r(classification.cohen_kappa(all_truth, all_pred, answers.STAGES)),
+        recording_macro_f1=_r(fmean(f1s)), recording_kappa=_r(fmean(kappas)),
     )
 
 

@@ -2,6 +2,7 @@ import pytest
 
 from validation.agentbench.aggregate import AnswerRecord, aggregate
 from validation.agentbench.answers import run_length
+from validation.agentbench.classification import cohen_kappa, macro_f1
 
 
 def _rec(case, params, answer):
@@ -57,6 +58,19 @@ def test_t6_missing_hypnogram_is_all_wake_and_overall():
                         _rec("q1", t1, "A")])
     t6 = result.families["T6"]
     assert t6.unparseable == 1
-    assert t6.kappa == pytest.approx(0.5)
+    assert t6.recording_kappa == pytest.approx(0.5)  # 1 and 0 (all wake)
+    stages = ["W", "N1", "N2", "N3", "REM"]
+    pooled_truth, pooled_pred = labels * 2, labels + ["W"] * len(labels)
+    assert t6.macro_f1 == pytest.approx(macro_f1(pooled_truth, pooled_pred, stages), abs=1e-6)
+    assert t6.kappa == pytest.approx(cohen_kappa(pooled_truth, pooled_pred, stages), abs=1e-6)
     assert result.overall_families == 2
     assert result.overall == pytest.approx((1.0 + t6.macro_f1) / 2, abs=1e-6)
+
+
+def test_t6_perfect_staging_scores_one_even_when_a_record_lacks_stages():
+    short = ["W", "N2", "N2", "W"]  # no N1, N3 or REM in this record
+    full = ["W", "N1", "N2", "N3", "REM"]
+    records = [_rec(name, {"family": "T6", "ground_truth": run_length(x), "n_epochs": len(x)},
+                    run_length(x)) for name, x in (("a", short), ("b", full))]
+    t6 = aggregate(records).families["T6"]
+    assert (t6.macro_f1, t6.kappa, t6.recording_macro_f1, t6.recording_kappa) == (1.0, 1.0, 1.0, 1.0)
