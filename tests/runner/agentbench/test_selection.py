@@ -1,5 +1,5 @@
 from runner import catalog
-from validation.instance import AGENTBENCH_SUBSET
+from validation.instance import AGENTBENCH_SUBSET, load_instance
 
 
 def test_default_set_excludes_eegagentbench_and_set_selects_it():
@@ -19,3 +19,10 @@ def test_local_instances_dir_is_loaded_too(tmp_path, monkeypatch):
     (tmp_path / "bonn" / "x.json").write_text(text)
     monkeypatch.setenv("EEGBENCH_LOCAL_INSTANCES", str(tmp_path))
     assert any(i.case_id.startswith("zz_local_") for i in catalog.load_all())
+
+
+def test_eegagentbench_manifest_describes_the_committed_instances():
+    path = catalog.INSTANCES_DIR / "manifests" / "eegagentbench.json"
+    folder = catalog.INSTANCES_DIR / "eegagentbench"  # committed ones; instances/local/ is not
+    committed = [load_instance(p) for p in sorted(folder.glob("*.json"))]
+    assert path.read_text() == catalog.manifest_text(catalog.subset_manifest(AGENTBENCH_SUBSET, committed))
