@@ -2,8 +2,10 @@
 
 Each question has one correct answer and three distractors that are plainly wrong for the
 question as asked (textbook facts: AASM scoring manual, ACNS terminology, standard clinical
-EEG texts). The four options are shuffled with a generator seeded by the question id, so the
-order is fixed but the correct letter does not follow the writing order.
+EEG texts). Options are placed deterministically without position bias: the questions, ordered
+by a hash of their id, take the correct answer at A, B, C, D in turn (32 questions: 8 per
+letter, so always answering one letter scores the chance level 0.25), and the distractors fill
+the other positions in an order shuffled by a generator seeded with the question id.
 """
 from __future__ import annotations
 
@@ -100,13 +102,26 @@ QUESTIONS: tuple[Question, ...] = (
     Question("car", "A common average reference uses as reference",
              "The mean of all (or all good) scalp electrodes",
              ("One mastoid electrode", "The ground electrode", "The difference of neighbouring electrodes")),
+    Question("hyperventilation", "In an untreated child with childhood absence epilepsy, hyperventilation during a routine EEG most often provokes",
+             "A typical absence seizure with generalized 3 Hz spike-and-wave",
+             ("Hypsarrhythmia", "Sleep spindles", "Burst-suppression")),
+    Question("photic_driving", "Posterior activity time-locked to the flash frequency during intermittent photic stimulation is called",
+             "Photic driving", ("Mu rhythm", "Burst-suppression", "K-complexes")),
 )
 
 
-def shuffled_options(question: Question) -> tuple[dict[str, str], str]:
-    """(letter -> option text, correct letter), shuffled by a generator seeded with the id."""
-    seed = int.from_bytes(hashlib.sha256(question.qid.encode()).digest()[:8], "big")
-    texts = [question.correct, *question.distractors]
-    random.Random(seed).shuffle(texts)
-    options = dict(zip(LETTERS, texts))
-    return options, LETTERS[texts.index(question.correct)]
+def shuffled_options(question: Question,
+                     bank: tuple[Question, ...] = QUESTIONS) -> tuple[dict[str, str], str]:
+    """(letter -> option text, correct letter) of a question of `bank`."""
+    order = sorted(bank, key=lambda q: _digest(q.qid))
+    correct = LETTERS[[q.qid for q in order].index(question.qid) % len(LETTERS)]
+    distractors = list(question.distractors)
+    random.Random(int.from_bytes(_digest(question.qid)[:8], "big")).shuffle(distractors)
+    options = {}
+    for letter in LETTERS:
+        options[letter] = question.correct if letter == correct else distractors.pop(0)
+    return options, correct
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
