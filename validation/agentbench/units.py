@@ -94,11 +94,14 @@ def reference_epochs(params: Mapping[str, Any]) -> list[str]:
     if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs <= 0:
         raise MetricConfigError(f"params.n_epochs must be a positive integer, got {n_epochs!r}")
     truth = ground_truth(params)
-    if not isinstance(truth, list) or not truth:
-        raise MetricConfigError("ground_truth must be a non-empty run-length hypnogram")
-    covered = sum(row[1] - row[0] + 1 for row in truth)
-    if covered != n_epochs or any(row[2] not in answers.STAGES for row in truth):
-        raise MetricConfigError(f"ground_truth must cover exactly {n_epochs} epochs with stages {answers.STAGES}")
+    rows_ok = isinstance(truth, list) and truth and all(
+        isinstance(row, list) and len(row) == 3 and all(isinstance(x, int) for x in row[:2])
+        and row[2] in answers.STAGES for row in truth)
+    # contiguous from epoch 0: each row starts where the previous ended
+    if not rows_ok or [row[0] for row in truth] != [0] + [row[1] + 1 for row in truth[:-1]] \
+            or truth[-1][1] != n_epochs - 1 or any(row[1] < row[0] for row in truth):
+        raise MetricConfigError(f"ground_truth must be run-length rows [start, end, stage] covering "
+                                f"epochs 0..{n_epochs - 1} once, stages {answers.STAGES}")
     return answers.expand_hypnogram(truth, n_epochs)
 
 

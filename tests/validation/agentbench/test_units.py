@@ -45,3 +45,6 @@ def test_hypnogram_unit_is_floored_kappa():
     assert unit(None, params).score == 0.0  # all wake: kappa 0
     with pytest.raises(MetricConfigError):
         unit(None, {**params, "n_epochs": 11})
+    for bad in ([[0, 4, "W"], [4, 9, "N2"]], [[0, 9, "deep"]], [["0", 9, "W"]], "W" * 10):
+        with pytest.raises(MetricConfigError):
+            unit(None, {**params, "ground_truth": bad})
