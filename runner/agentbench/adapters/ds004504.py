@@ -2,8 +2,9 @@
 
 Native layout (BIDS): <root>/participants.tsv with participant_id, Gender, Age, Group
 (A = Alzheimer's disease, F = frontotemporal dementia, C = healthy control), and
-<root>/sub-XXX/eeg/sub-XXX_task-eyesclosed_eeg.set (EEGLAB, data inside the .set). Balance as
-in the paper: the smallest group's size from each group (seeded sample; the paper has 23 each).
+<root>/sub-XXX/eeg/sub-XXX_task-eyesclosed_eeg.set (EEGLAB; a sibling .fdt data file, when
+present, is staged under the same opaque stem, where mne finds it). Balance as in the paper:
+the smallest group's size from each group (seeded sample; the paper has 23 each).
 """
 from __future__ import annotations
 
@@ -59,8 +60,9 @@ def build(root: Path) -> DatasetTask:
     cases = []
     for row, path in sorted(chosen, key=lambda item: names[item[0]["participant_id"]]):
         pid = row["participant_id"].strip()
+        fdt = path.with_suffix(".fdt")
         cases.append(LocalCase(
-            name=names[pid], files=[(path, ".set")],
+            name=names[pid], files=[(path, ".set")] + ([(fdt, ".fdt")] if fdt.is_file() else []),
             params={"answer": GROUPS[row["Group"].strip()], "record": names[pid], "source": pid,
                     "age": (row.get("Age") or "unknown").strip(),
                     "sex": (row.get("Gender") or "unknown").strip()}))

@@ -36,6 +36,14 @@ def test_ds004504_groups_balanced_and_labelled(tmp_path):
     assert all(case.files[0][0].suffix == ".set" for case in task.cases)
 
 
+def test_ds004504_separate_fdt_is_staged_beside_the_set(tmp_path):
+    root = fx.make_ds004504(tmp_path / "ds")
+    (root / "sub-001" / "eeg" / "sub-001_task-eyesclosed_eeg.fdt").write_bytes(b"\0" * 8)
+    task = ds004504.build(root)
+    case = next(c for c in task.cases if c.params["source"] == "sub-001")
+    assert [suffix for _, suffix in case.files] == [".set", ".fdt"]
+
+
 def test_chbmit_summary_parser_on_the_real_summaries():
     folder = data_root() / "epilepsy2bids"
     chb05 = chbmit.parse_summary((folder / "chb05-summary.txt").read_text(), "chb05")
