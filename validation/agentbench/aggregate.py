@@ -5,7 +5,10 @@ report gave none). Every instance is counted; an unparseable answer is wrong, ne
 - T1-T4: accuracy and macro-F1 over the task's label set (a wrong/absent label is a false
   negative of the reference class; labels never predicted have F1 0);
 - T5: SzCORE-style Event-F1 per subject from summed TP/FP/FN and duration, averaged over
-  subjects (also sensitivity, precision, FP/24h per subject, averaged); Dice@seizure as the
+  subjects (also sensitivity, precision, FP/24h per subject, averaged); as in timescoring, a
+  subject with no event at all (no reference event, no false alarm) has no defined F1 and is
+  left out of the mean (with none defined the mean is 0; real CHB-MIT subjects all have
+  seizures); Dice@seizure as the
   mean per-record Dice over seizure-positive records; miss rate (seizure-positive records
   where no predicted interval overlaps a reference seizure) and over-alarm rate (seizure-free
   records with at least one predicted interval). An unparseable T5 answer contributes no
@@ -141,7 +144,7 @@ def _seizure_metrics(records: list[AnswerRecord]) -> FamilyMetrics:
             free += 1
             alarms += predicted is None or bool(predicted)
     per_subject = [_subject_scores(counts) for counts in subjects.values()]
-    event_f1 = fmean(s[0] for s in per_subject)
+    event_f1 = _mean_defined(s[0] for s in per_subject) or 0.0
     return FamilyMetrics(
         family="T5", instances=len(records), unparseable=unparseable,
         primary_metric="event_f1", primary=_r(event_f1), event_f1=_r(event_f1),
@@ -155,12 +158,13 @@ def _seizure_metrics(records: list[AnswerRecord]) -> FamilyMetrics:
     )
 
 
-def _subject_scores(counts: list[events.EventCounts]) -> tuple[float, float | None, float | None, float]:
+def _subject_scores(counts: list[events.EventCounts]) -> tuple[float | None, float | None, float | None, float]:
     tp, fp, fn = (sum(getattr(c, k) for c in counts) for k in ("tp", "fp", "fn"))
     duration = sum(c.duration_s for c in counts)
     sensitivity = tp / (tp + fn) if tp + fn else None
     precision = tp / (tp + fp) if tp + fp else None
-    return events.f1_from_counts(tp, fp, fn), sensitivity, precision, events.fp_per_24h(fp, duration)
+    f1 = events.f1_from_counts(tp, fp, fn) if tp + fp + fn else None
+    return f1, sensitivity, precision, events.fp_per_24h(fp, duration)
 
 
 def _staging_metrics(records: list[AnswerRecord]) -> FamilyMetrics:

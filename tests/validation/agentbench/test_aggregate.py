@@ -74,3 +74,13 @@ def test_t6_perfect_staging_scores_one_even_when_a_record_lacks_stages():
                     run_length(x)) for name, x in (("a", short), ("b", full))]
     t6 = aggregate(records).families["T6"]
     assert (t6.macro_f1, t6.kappa, t6.recording_macro_f1, t6.recording_kappa) == (1.0, 1.0, 1.0, 1.0)
+
+
+def test_t5_subject_without_any_event_is_left_out_of_the_mean():
+    positive = {"family": "T5", "ground_truth": [[100, 150]], "duration_s": 3600, "subject": "a"}
+    free = {"family": "T5", "ground_truth": [], "duration_s": 3600, "subject": "b"}
+    silent = aggregate([_rec("p", positive, [[100, 150]]), _rec("f", free, [])]).families["T5"]
+    assert silent.event_f1 == 1.0 and silent.subjects == 2
+    alarm = aggregate([_rec("p", positive, [[100, 150]]), _rec("f", free, [[5, 9]])]).families["T5"]
+    assert alarm.event_f1 == 0.5  # subject b: one false alarm, F1 0
+    assert alarm.over_alarm_rate == 1.0
