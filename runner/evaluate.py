@@ -7,7 +7,7 @@ from rich.console import Console
 
 from runner import catalog
 from runner.config import RunConfig
-from runner.logs import summary_table
+from runner.logs import agentbench_table, summary_table
 from runner.models import ModelOptions, build_model
 from runner.run.environment import describe
 from runner.run.scheduler import Interrupted, Scheduler
@@ -63,6 +63,9 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
             scorer.close()
         model.close()
     console.print(summary_table(records))
+    table = agentbench_table(store)  # EEGAgentBench metrics when the run holds T-instances
+    if table is not None:
+        console.print(table)
     console.print(f"results: {store.root}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
 

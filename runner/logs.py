@@ -79,6 +79,23 @@ def summary_table(records: list[ResultRecord]) -> Table:
     return table
 
 
+def agentbench_table(store: RunStore) -> Table | None:
+    """The EEGAgentBench metrics table when the run holds scored T-instances, else None."""
+    from runner.agentbench.run_metrics import metrics_table, run_metrics
+
+    metrics = run_metrics(store)
+    return metrics_table(metrics) if metrics is not None else None
+
+
+def show_run(store: RunStore, console: Console) -> None:
+    """`eegbench show RUN` without a case: the run's summary and, for T-instances, the
+    EEGAgentBench metrics."""
+    console.print(summary_table(store.results()))
+    table = agentbench_table(store)
+    if table is not None:
+        console.print(table)
+
+
 def show_case(store: RunStore, case_id: str, console: Console) -> None:
     audit = store.instance_dir(case_id)
     transcript_path = audit / "transcript.json"

@@ -50,7 +50,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from runner import catalog
 from runner.fileio import progress_bar, sha256_file, write_atomic
 from validation.instance import (
-    SUBSETS,
+    ALL_SUBSETS,
+    SUBSETS,  # noqa: F401 (re-exported: the four BrainBench subsets)
     AgentInput,
     EvalConfig,
     Instance,
@@ -66,12 +67,13 @@ TASKS_DIR = Path("instances/tasks")
 MANIFESTS_DIR = Path("instances/manifests")
 CACHE_DIR = Path(".cache/truth")
 CACHE_FORMAT = 1  # bump when the meaning of a cached entry changes
-SUBSET_SLUGS = {subset: subset.lower().replace(" ", "_") for subset in SUBSETS}
+SUBSET_SLUGS = {subset: subset.lower().replace(" ", "_") for subset in ALL_SUBSETS}
 SUBSET_PREFIXES = {
     "Foundational Analysis": "fa_",
     "Sleep Assessment": "sa_",
     "Neurocognitive Assessment": "nc_",
     "Physiological Integration": "pi_",
+    "EEGAgentBench": "eab_",
 }
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
@@ -142,7 +144,7 @@ class Binding(BaseModel):
 
 class TaskSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    task_id: str = Field(pattern=r"^(fa|sa|nc|pi)_[a-z0-9_]+$")
+    task_id: str = Field(pattern=r"^(fa|sa|nc|pi|eab)_[a-z0-9_]+$")
     bench_subset: str
     difficulty: Literal["easy", "medium", "hard"]
     difficulty_reason: str
@@ -156,8 +158,8 @@ class TaskSpec(BaseModel):
     @field_validator("bench_subset")
     @classmethod
     def _known_subset(cls, value: str) -> str:
-        if value not in SUBSETS:
-            raise ValueError(f"unknown subset {value!r}; expected one of {SUBSETS}")
+        if value not in ALL_SUBSETS:
+            raise ValueError(f"unknown subset {value!r}; expected one of {ALL_SUBSETS}")
         return value
 
     @field_validator("script")
@@ -280,7 +282,7 @@ def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data
 def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict) -> Instance:
     """The instance file of one binding from its provenance and its script's result."""
     case_id = task.case_id(binding)
-    metrics = [_metric_with_truth(case_id, metric, result) for metric in task.metrics]
+    metrics = [_metric_with_truth(case_id, metric, result, binding.params) for metric in task.metrics]
     return Instance(
         meta_info=MetaInfo(
             case_id=case_id,
@@ -323,8 +325,15 @@ def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> 
         raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
 
 
-def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict) -> MetricSpec:
+def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
+                       binding_params: dict | None = None) -> MetricSpec:
     params = dict(metric.params)
+    # `binding_params` names per-binding values the unit needs besides the ground truth
+    # (e.g. a question's option texts); they are copied from the binding's params.
+    for name in params.pop("binding_params", []):
+        if name not in (binding_params or {}):
+            raise TruthError(f"{case_id}: metric {metric.metric_id} needs binding param {name!r}")
+        params[name] = binding_params[name]
     if metric.target_key != "full_text":
         key = metric.truth_key or metric.target_key
         if key not in result:
@@ -562,7 +571,7 @@ def expected_manifests(project_root: Path, tasks: list[str] | None,
                   if _subset_of(project_root, p) in subsets]
         instances += [_parse_instance(p, None) for p in sorted(others)]
     else:
-        subsets = set(SUBSETS)
+        subsets = set(ALL_SUBSETS)
     return {
         manifest_path(project_root, subset): catalog.manifest_text(catalog.subset_manifest(subset, instances))
         for subset in sorted(subsets)

@@ -9,6 +9,7 @@ candidate's mean score. It must stay at or below the metric's chance level:
   parameter holding them and chance is the mean over instances of 1/len(that list); when a
   task declares neither, 1/number of distinct answers (at least 2), flagged (the label set a
   guesser faces is then unknown);
+- label_check (EEGAgentBench T1-T4): 1/len(params["labels"]);
 - numeric, set, sequence: 0.2 (a constant answer may be right on at most a fifth of the
   instances).
 Unscored unit types (artifacts, judges) have no constant-answer baseline and are skipped.
@@ -75,7 +76,7 @@ def task_baseline(task_id: str, instances: list[Instance]) -> TaskBaseline:
     metric_ids: dict[str, str] = {}  # metric_id -> type, in first-seen order
     for inst in instances:
         for metric in inst.eval_config.metrics:
-            if metric.type in DETERMINISTIC_TYPES:
+            if metric.type in DETERMINISTIC_TYPES or metric.type == "label_check":
                 metric_ids.setdefault(metric.metric_id, metric.type)
     metrics = [metric_baseline(task_id, metric_id, instances) for metric_id in metric_ids]
     return TaskBaseline(task_id=task_id, instances=len(instances), metrics=metrics)
@@ -157,6 +158,8 @@ def _mean_score(unit, answer: Any, cases: list, metric_id: str) -> float:
 
 def _chance(kind: str, cases: list, answers: list[AnswerCount],
             binding_params: dict[str, dict]) -> tuple[float, str, bool]:
+    if kind == "label_check":  # EEGAgentBench labels: the task's label set is declared
+        return 1.0 / len(cases[0][1].params["labels"]), "labels", False
     if kind != "categorical_check":
         return SPREAD_CHANCE, "spread rule", False
     name = cases[0][1].params.get("classes_param")

@@ -31,6 +31,11 @@ METRIC_TYPES = DETERMINISTIC_TYPES + (
     "safety_compliance",
     "factual_qa_check",
 )
+# EEGAgentBench (the second published protocol): its own subset, never in the default set.
+AGENTBENCH_SUBSET = "EEGAgentBench"
+ALL_SUBSETS = SUBSETS + (AGENTBENCH_SUBSET,)
+AGENTBENCH_TYPES = ("label_check", "interval_events_check", "hypnogram_check")
+METRIC_TYPES = METRIC_TYPES + AGENTBENCH_TYPES
 SANDBOX_INPUT_ROOT = "/input"
 
 

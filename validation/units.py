@@ -400,3 +400,8 @@ UNITS: dict[str, Callable[[Any, Mapping[str, Any]], UnitOutcome]] = {
     "set_match_check": set_match_check,
     "sequence_match_check": sequence_match_check,
 }
+
+# EEGAgentBench units (imported last: they use the helpers above).
+from validation.agentbench.units import AGENTBENCH_UNITS  # noqa: E402
+
+UNITS.update(AGENTBENCH_UNITS)

@@ -97,4 +97,4 @@ def assert_no_leftover(ev: Eval) -> None:
 def all_case_ids() -> list[str]:
     from runner import catalog
 
-    return [i.case_id for i in catalog.load_all()]
+    return [i.case_id for i in catalog.select(catalog.load_all(), [])]  # the default set (no SET)

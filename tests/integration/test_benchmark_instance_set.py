@@ -19,7 +19,7 @@ REQUIRED_TYPES = {"numeric_check", "categorical_check", "set_match_check", "sequ
 
 @pytest.fixture(scope="module")
 def instances():
-    return catalog.load_all()
+    return catalog.select(catalog.load_all(), [])  # the default (BrainBench) benchmark
 
 
 def test_size_and_coverage(instances):

