@@ -87,3 +87,32 @@ def test_null_scores_zero_and_counts_every_answer_as_unparseable(eegbench, env):
     score = json.loads((eegbench.runs_dir / "null" / "instances" / results[0]["case_id"]
                         / "score.json").read_text())
     assert score["metrics"][0]["predicted"] is None
+
+
+def test_tools_and_hybrid_paradigms_run_every_family(eegbench, env, tmp_path):
+    """PARADIGM=tools (the paper's protocol) and PARADIGM=hybrid on T1-T6: the oracle scores
+    100 under both; a scripted tool user is recorded call by call and scored as answered."""
+    data_root, local, copies = env
+    _build_fixture_instances(eegbench, copies)
+    selection = ",".join(_selection())
+    for paradigm in ("tools", "hybrid"):
+        proc = eegbench("eval", "--paradigm", paradigm, "--model", "oracle", "--set", selection,
+                        "--run", f"{paradigm}-oracle", "--jobs", "2")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results = eegbench.results(f"{paradigm}-oracle")
+        assert len(results) == 32 and {r["score"] for r in results} == {100.0}, paradigm
+    script = tmp_path / "tool_user.json"
+    script.write_text(json.dumps({"replies": [
+        json.dumps({"action": "get_recording_info", "args": {}}),
+        json.dumps({"action": "final_answer", "answer": [[0, 30]]}),
+    ]}))
+    t5 = [i.case_id for i in catalog.load_all() if i.task_id == "eab_t5_chbmit"]
+    proc = eegbench("eval", "--paradigm", "tools", "--model", f"script:{script}", "--set", "eab_t5_chbmit",
+                    "--run", "tools-script", "--jobs", "2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = {r["case_id"]: r for r in eegbench.results("tools-script")}
+    assert sorted(results) == sorted(t5) and {r["status"] for r in results.values()} == {"solution"}
+    assert all(r["score"] is not None for r in results.values())
+    turns = eegbench.transcript("tools-script", t5[0])["turns"]
+    assert [c["name"] for t in turns for c in t["tool_calls"]] == ["get_recording_info"]
+    assert "Dice" in eegbench("show", "tools-script").stdout
