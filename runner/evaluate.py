@@ -12,7 +12,7 @@ from runner.models import ModelOptions, build_model
 from runner.run.environment import describe
 from runner.run.scheduler import Interrupted, Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import get_backend
+from runner.sandbox import choose_backend
 from validation.scoring import check_instance_metrics
 
 EXIT_INTERRUPTED = 130
@@ -27,9 +27,9 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
     root = data_root()
     check_inputs(instances, root)
     check_metrics(instances)
-    backend = get_backend(config.sandbox)
+    backend, choice = choose_backend(config.sandbox)
     available, why = backend.available()
-    console.print(f"sandbox: {backend.name} ({why})")
+    console.print(f"sandbox: {backend.name} ({choice})")
     if not available:
         raise RuntimeError(f"sandbox backend {backend.name} cannot run here: {why}")
     stale = backend.collect_stale()
@@ -42,6 +42,8 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
             **describe(project_root),
             "model": model.describe(),
             "sandbox_backend": backend.name,
+            "sandbox_choice": choice,
+            "sandbox": backend.describe(),
             "instance_set_hash": catalog.instance_set_hash(instances),
             "instances": len(instances),
         }
