@@ -30,7 +30,7 @@ from pathlib import Path
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from runner.sandbox import kernel, local
-from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec, input_mounts
+from runner.sandbox.base import Backend, Limits, Sandbox, SandboxError, SandboxSpec, input_mounts
 from runner.sandbox.image import image_tag
 from runner.transcript import Observation
 
@@ -61,6 +61,11 @@ def container_env(spec: SandboxSpec) -> dict[str, str]:
     return local.sandbox_env(spec.limits) | {"PATH": f"{Path(KERNEL_PYTHON).parent}:/usr/local/bin:/usr/bin:/bin"}
 
 
+def kernel_command(conn_inside: str, limits: Limits) -> list[str]:
+    """The image's interpreter runs the kernel (replaceable in tests, as in the local backend)."""
+    return kernel.kernel_argv(KERNEL_PYTHON, conn_inside, limits.output_budget_chars)
+
+
 def container_config(spec: SandboxSpec, image: str, sock: Path, labels: dict[str, str]) -> dict:
     """Keyword arguments of `containers.create` for one sandbox (pure: unit-testable)."""
     from docker.types import Mount
@@ -75,8 +80,7 @@ def container_config(spec: SandboxSpec, image: str, sock: Path, labels: dict[str
     ]
     return {
         "image": image,
-        "command": kernel.kernel_argv(KERNEL_PYTHON, f"{INSIDE_SOCKET_DIR}/{kernel.KERNEL_CONNECTION_FILE}",
-                                      limits.output_budget_chars),
+        "command": kernel_command(f"{INSIDE_SOCKET_DIR}/{kernel.KERNEL_CONNECTION_FILE}", limits),
         "user": SANDBOX_USER,
         "working_dir": "/workspace",
         "hostname": "sandbox",
