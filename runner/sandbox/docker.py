@@ -10,8 +10,8 @@ Only the instance's inputs are bind-mounted (read-only, /input/<rel>), the works
 read-write at /workspace and a per-sandbox socket dir at /kernel: the kernel talks ZeroMQ ipc
 through unix sockets there, so no network is needed between controller and kernel.
 
-Liveness, exit code and OOM come from the container state. The container is kept (stopped)
-across kernel deaths: a restart is `docker start` of the same container, with fresh tmpfs.
+Liveness, exit code and OOM come from the container state. A kernel restart replaces the
+container (same settings, same workspace): Docker keeps OOMKilled set across restarts.
 Containers carry labels eegbench.run, eegbench.case and eegbench.controller (pid and start
 time of the controller process); `collect_stale` removes those whose controller is gone.
 
@@ -35,7 +35,7 @@ from runner.sandbox.image import image_tag
 from runner.transcript import Observation
 
 STATE_DIR = Path("/tmp/eegbench-dkr" if os.geteuid() == 0 else f"/tmp/eegbench-dkr-{os.geteuid()}")
-SANDBOX_USER = "65534:65534"
+SANDBOX_UID = 65534  # as the local backend: owns nothing on the host
 INSIDE_SOCKET_DIR = "/kernel"
 KERNEL_PYTHON = "/opt/venv/bin/python"
 LABEL = "eegbench"  # label prefix
@@ -61,6 +61,15 @@ def container_env(spec: SandboxSpec) -> dict[str, str]:
     return local.sandbox_env(spec.limits) | {"PATH": f"{Path(KERNEL_PYTHON).parent}:/usr/local/bin:/usr/bin:/bin"}
 
 
+def sandbox_user() -> str:
+    """uid:gid of the kernel. A root controller hands the workspace and socket dir to the
+    unprivileged sandbox uid; any other controller (a docker-group member) cannot chown, so
+    the kernel runs as the controller's own unprivileged uid and can write what it owns."""
+    if os.geteuid() == 0:
+        return f"{SANDBOX_UID}:{SANDBOX_UID}"
+    return f"{os.geteuid()}:{os.getegid()}"
+
+
 def kernel_command(conn_inside: str, limits: Limits) -> list[str]:
     """The image's interpreter runs the kernel (replaceable in tests, as in the local backend)."""
     return kernel.kernel_argv(KERNEL_PYTHON, conn_inside, limits.output_budget_chars)
@@ -81,7 +90,7 @@ def container_config(spec: SandboxSpec, image: str, sock: Path, labels: dict[str
     return {
         "image": image,
         "command": kernel_command(f"{INSIDE_SOCKET_DIR}/{kernel.KERNEL_CONNECTION_FILE}", limits),
-        "user": SANDBOX_USER,
+        "user": sandbox_user(),
         "working_dir": "/workspace",
         "hostname": "sandbox",
         "environment": container_env(spec),
@@ -147,11 +156,11 @@ class DockerSandbox(Sandbox):
         ws = Path(self.spec.workspace)
         (ws / "file_check").mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
-            uid = int(SANDBOX_USER.split(":")[0])
-            os.chown(self.sock, uid, uid)
+            os.chown(self.sock, SANDBOX_UID, SANDBOX_UID)
             for d in (ws, ws / "file_check"):  # lchown only these two: never follow links
-                os.chown(d, uid, uid, follow_symlinks=False)
+                os.chown(d, SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
         kernel.write_kernel_connection_file(self.sock, INSIDE_SOCKET_DIR, self._key)
+        self._config = config
         self._id = self._docker.containers.create(**config).id
 
     def launch(self) -> None:
@@ -175,6 +184,9 @@ class DockerSandbox(Sandbox):
                 self.hard_kill()
                 raise SandboxError(f"{self.spec.case_id}: {exc}; kernel output tail:\n{self.log_tail()}") from None
             self._find_pids()  # the kernel may not have been forked by docker-init before
+            # A (re)start makes a fresh pids cgroup: its limit-hit counter starts again.
+            self._pids_events = _pids_events_file(self._init_pid) if self._init_pid else None
+            self._pids_max_base = self._pids_max_count()
 
     def _state(self) -> dict:
         _, not_found, _ = _api_error()
@@ -184,15 +196,12 @@ class DockerSandbox(Sandbox):
             return {}
 
     def _find_pids(self) -> None:
-        """docker-init's and the kernel's host pids, and the container's pids cgroup."""
+        """docker-init's and the kernel's host pids (docker-init has exactly one child)."""
         state = self._state()
         init = state.get("Pid") or None
         self._init_pid = init
         kids = local._children(init) if init else []
         self._kernel_pid = kids[0] if kids else None
-        if init and self._pids_events is None:
-            self._pids_events = _pids_events_file(init)
-            self._pids_max_base = self._pids_max_count()
 
     def log_tail(self, lines: int = 40) -> str:
         api_error, _, _ = _api_error()
@@ -239,7 +248,16 @@ class DockerSandbox(Sandbox):
             self._init_pid = self._kernel_pid = None
 
     def restart(self) -> None:
+        """A fresh container: Docker keeps State.OOMKilled set across `docker start`, so a
+        restarted one would report every later death as OOM."""
+        _, _, docker_error = _api_error()
         self.hard_kill()
+        with self._lock:
+            try:
+                self._api.remove_container(self._id, force=True)
+                self._id = self._docker.containers.create(**self._config).id
+            except docker_error as exc:
+                raise SandboxError(f"{self.spec.case_id}: docker could not recreate the container: {exc}") from None
         self.launch()
 
     def oom_killed(self) -> bool:
