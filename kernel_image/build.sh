@@ -24,6 +24,9 @@ if [ -z "${BASE:-}" ]; then
     BASE=$BASE_TAG
     if ! docker image inspect "$BASE" >/dev/null 2>&1; then
         if [ ! -s "$CACHE/base-bookworm.tar" ]; then
+            command -v debootstrap >/dev/null 2>&1 || {
+                [ "$(id -u)" = 0 ] || { echo "build.sh: install debootstrap (or set BASE=an image with python3.11)" >&2; exit 1; }
+                apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
             # The host's own Debian mirror (none hard-coded here); debootstrap's default otherwise.
             MIRROR=$(grep -h -m1 -E '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null \
                      | head -1 | awk '{print $2}' || true)
@@ -40,8 +43,17 @@ if [ -z "${BASE:-}" ]; then
 fi
 t1=$(date +%s)
 
-# Wheels for every pinned package and its dependencies; sdists are built into wheels here.
-$PYTHON -m pip wheel -q -w "$CACHE/wheelhouse" -r kernel_image/requirements.txt
+# Wheels for every pinned package and its dependencies, for the image's Python (bookworm:
+# 3.11). A 3.11 host builds any sdist into a wheel; another host takes binary wheels only.
+if [ "$($PYTHON -c 'import sys; print(sys.version_info[:2] == (3, 11))')" = True ]; then
+    $PYTHON -m pip wheel -q -w "$CACHE/wheelhouse" -r kernel_image/requirements.txt
+else
+    plats=""
+    for v in 2_17 2_24 2_27 2_28 2_31 2_34 2_35 2_36; do plats="$plats --platform manylinux_${v}_$(uname -m)"; done
+    $PYTHON -m pip download -q -d "$CACHE/wheelhouse" --only-binary=:all: --python-version 3.11 \
+        --implementation cp --abi cp311 --abi abi3 --abi none $plats --platform any \
+        -r kernel_image/requirements.txt
+fi
 t2=$(date +%s)
 
 CTX="$CACHE/image-context"

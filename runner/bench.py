@@ -28,7 +28,7 @@ from runner.sandbox.base import Limits, SandboxSpec
 STARTS = 8
 CELLS = 50
 ORACLE_SET = ["sa_sleep_metrics"]
-THROUGHPUT_SET = ["fa_alpha_relpower", "sa_sleep_metrics"]
+THROUGHPUT_SET = ["sa_sleep_metrics"]
 THROUGHPUT_JOBS = (1, 2, 4)
 
 
