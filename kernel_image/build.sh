@@ -12,7 +12,13 @@ cd "$(dirname "$0")/.."
 CACHE=.cache
 PYTHON=${PYTHON:-python3}
 TAG=$($PYTHON -m runner.sandbox.image tag)
-BASE_TAG=eegbench-base:bookworm
+# What the debootstrap base holds besides minbase: the interpreter (3.11, matching the
+# wheels) and the shared libraries wheels expect from the system (libgomp1: lightgbm).
+# A change here changes the image tag too (build.sh is hashed with the Dockerfile).
+BASE_PACKAGES=python3,python3-venv,libgomp1
+BASE_ID=$(printf '%s' "$BASE_PACKAGES" | sha256sum | cut -c1-12)
+BASE_TAG=eegbench-base:bookworm-$BASE_ID
+BASE_TAR=$CACHE/base-bookworm-$BASE_ID.tar
 
 if docker image inspect "$TAG" >/dev/null 2>&1; then
     echo "$TAG"; exit 0
@@ -23,7 +29,7 @@ t0=$(date +%s)
 if [ -z "${BASE:-}" ]; then
     BASE=$BASE_TAG
     if ! docker image inspect "$BASE" >/dev/null 2>&1; then
-        if [ ! -s "$CACHE/base-bookworm.tar" ]; then
+        if [ ! -s "$BASE_TAR" ]; then
             command -v debootstrap >/dev/null 2>&1 || {
                 [ "$(id -u)" = 0 ] || { echo "build.sh: install debootstrap (or set BASE=an image with python3.11)" >&2; exit 1; }
                 apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
@@ -31,14 +37,14 @@ if [ -z "${BASE:-}" ]; then
             MIRROR=$(grep -h -m1 -E '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null \
                      | head -1 | awk '{print $2}' || true)
             rm -rf "$CACHE/rootfs"
-            debootstrap --variant=minbase --include=python3,python3-venv bookworm "$CACHE/rootfs" $MIRROR >"$CACHE/debootstrap.log" 2>&1 \
+            debootstrap --variant=minbase --include="$BASE_PACKAGES" bookworm "$CACHE/rootfs" $MIRROR >"$CACHE/debootstrap.log" 2>&1 \
                 || { tail -20 "$CACHE/debootstrap.log" >&2; exit 1; }
             rm -rf "$CACHE/rootfs/var/cache/apt/archives/"*.deb "$CACHE/rootfs/var/lib/apt/lists/"*
-            tar -C "$CACHE/rootfs" -cf "$CACHE/base-bookworm.tar.part" .
-            mv "$CACHE/base-bookworm.tar.part" "$CACHE/base-bookworm.tar"
+            tar -C "$CACHE/rootfs" -cf "$BASE_TAR.part" .
+            mv "$BASE_TAR.part" "$BASE_TAR"
             rm -rf "$CACHE/rootfs"
         fi
-        docker import "$CACHE/base-bookworm.tar" "$BASE" >/dev/null
+        docker import "$BASE_TAR" "$BASE" >/dev/null
     fi
 fi
 t1=$(date +%s)

@@ -1,5 +1,6 @@
 """The kernel image's name: a content hash of what defines it, so a rebuild happens only when
-the Dockerfile or the pinned requirements change (`make image` is a no-op otherwise).
+the Dockerfile, the pinned requirements or the offline build (its base packages) change
+(`make image` is a no-op otherwise).
 
 `python -m runner.sandbox.image tag` prints the tag (kernel_image/build.sh uses it).
 """
@@ -13,7 +14,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 IMAGE_DIR = PROJECT_ROOT / "kernel_image"
 REPOSITORY = "eegbench-kernel"
 # What the image is built from: a change to any of these is a different image.
-DEFINING_FILES = ("Dockerfile", "requirements.txt")
+DEFINING_FILES = ("Dockerfile", "requirements.txt", "build.sh")
 
 
 def content_hash(image_dir: Path = IMAGE_DIR) -> str:

@@ -120,6 +120,6 @@ def oracle_local_run(tmp_path_factory):
     """`eegbench eval --model oracle --jobs 2` over every instance on the local backend: shared
     by the oracle tests and the docker-vs-local comparison (it takes minutes)."""
     ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
-    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "local")
+    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "local", timeout=3000)
     assert_no_leftover(ev)
     return ev, proc

@@ -10,11 +10,17 @@ import pytest
 from tests.integration.conftest import Eval, assert_no_leftover
 from tests.integration.test_eval_resumes import wait_for_results
 
+# Two runs over every instance (docker here, local in conftest) take minutes each, longer
+# on a loaded machine than pytest.ini's per-test 900 s.
+pytestmark = pytest.mark.timeout(3600)
+FULL_RUN_TIMEOUT_S = 3000
+
 
 @pytest.fixture(scope="module")
 def docker_run(tmp_path_factory):
     ev = Eval(tmp_path_factory.mktemp("oracle-docker") / "runs")
-    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "docker")
+    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "docker",
+              timeout=FULL_RUN_TIMEOUT_S)
     assert_no_leftover(ev)
     return ev, proc
 
