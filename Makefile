@@ -13,9 +13,11 @@ PARSER   ?=
 JUDGE    ?=
 CASES    ?=
 DATA_ROOT ?=
+SANDBOX  ?= auto
+WARM_POOL ?=
 EVAL_ARGS ?=
 
-.PHONY: setup data truth truth-check eval test bench clean
+.PHONY: setup data truth truth-check eval test bench clean docker image
 
 setup: $(STAMP)
 
@@ -36,15 +38,24 @@ truth-check: data
 	$(PY) -m runner.cli truth --check
 
 eval: data
-	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) \
+	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
 		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') \
 		$(if $(PARSER),--parser '$(PARSER)') $(if $(JUDGE),--judge '$(JUDGE)') \
 		$(if $(CASES),--cases '$(CASES)') $(if $(DATA_ROOT),--data-root '$(DATA_ROOT)') $(EVAL_ARGS)
 
-test: data
+# Docker is not optional for the tests: the conformance suite runs on both backends.
+test: data image
 	$(PY) -m pytest -q -ra --durations=15
 
-bench: data
+# A Docker daemon that answers (installs docker.io and starts dockerd as root if needed).
+docker:
+	sh kernel_image/docker-up.sh
+
+# The kernel image, built offline; a no-op when the tag for Dockerfile + requirements exists.
+image: setup docker
+	PYTHON=$(PY) sh kernel_image/build.sh
+
+bench: data image
 	$(PY) -m runner.bench
 
 clean:

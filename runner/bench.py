@@ -1,7 +1,10 @@
-"""`make bench`: sandbox start, cell round trip, controller overhead per oracle instance,
+"""`make bench`: per sandbox backend, sandbox start, cell round trip, controller overhead per
+oracle instance, and oracle throughput at JOBS=1, 2, 4 with and without the warm pool; then
 eegtools latency over long recordings (runner/bench_tools.py).
 
-Figures are medians measured in one run on this machine; they are reported, never asserted.
+Figures are medians (or totals of one run) measured on this machine; reported, never asserted.
+The pool's goal: sandbox start adds under 5% to an oracle run's wall time, measured as the
+time instances waited for their sandbox over the summed instance wall time.
 """
 from __future__ import annotations
 
@@ -20,12 +23,14 @@ from runner.data import data_root
 from runner.models import ModelOptions, build_model
 from runner.run.scheduler import Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import get_backend
+from runner.sandbox import SANDBOX_CHOICES, get_backend
 from runner.sandbox.base import Limits, SandboxSpec
 
 STARTS = 8
 CELLS = 50
 ORACLE_SET = ["sa_sleep_metrics"]
+THROUGHPUT_SET = ["sa_sleep_metrics"]
+THROUGHPUT_JOBS = (1, 2, 4)
 
 
 def sandbox_figures(backend_name: str = "local") -> dict:
@@ -51,7 +56,7 @@ def sandbox_figures(backend_name: str = "local") -> dict:
 def oracle_overhead(backend_name: str = "local") -> dict:
     instances = catalog.select(catalog.load_all(), ORACLE_SET)
     with tempfile.TemporaryDirectory() as runs:
-        config = RunConfig(run_id="bench-oracle", model="oracle", selection=ORACLE_SET)
+        config = RunConfig(run_id="bench-oracle", model="oracle", selection=ORACLE_SET, sandbox=backend_name)
         store = RunStore(Path(runs) / config.run_id)
         store.open(config, {})
         model = build_model("oracle", project_root=catalog.PROJECT_ROOT, options=ModelOptions())
@@ -70,17 +75,66 @@ def oracle_overhead(backend_name: str = "local") -> dict:
     }
 
 
+def oracle_throughput(backend_name: str, jobs: int, warm_pool: bool) -> dict:
+    """One oracle run over THROUGHPUT_SET: instances per minute, and the share of instance
+    wall time spent waiting for a sandbox to start (the pool's goal: < 5%)."""
+    instances = catalog.select(catalog.load_all(), THROUGHPUT_SET)
+    with tempfile.TemporaryDirectory() as runs:
+        config = RunConfig(run_id="bench-throughput", model="oracle", selection=THROUGHPUT_SET,
+                           jobs=jobs, sandbox=backend_name, warm_pool=warm_pool)
+        store = RunStore(Path(runs) / config.run_id)
+        store.open(config, {})
+        model = build_model("oracle", project_root=catalog.PROJECT_ROOT, options=ModelOptions())
+        scheduler = Scheduler(config, store, model, get_backend(backend_name), data_root(), Console(quiet=True))
+        began = time.perf_counter()
+        records = scheduler.run(instances)
+        wall = time.perf_counter() - began
+    instance_wall = sum(r.duration_s for r in records)
+    return {
+        "instances": len(records),
+        "solutions": sum(r.status == "solution" and r.score == 100.0 for r in records),
+        "wall_s": wall,
+        "instances_per_min": 60 * len(records) / wall,
+        "start_wait_share": sum(scheduler.sandbox_waits.values()) / instance_wall,
+    }
+
+
+def backend_figures(name: str) -> dict:
+    figures: dict = {**sandbox_figures(name), **oracle_overhead(name)}
+    for jobs in THROUGHPUT_JOBS:
+        for pool in (False, True):
+            run = oracle_throughput(name, jobs, pool)
+            tag = f"jobs{jobs}_{'pool' if pool else 'cold'}"
+            figures[f"{tag}_instances_per_min"] = run["instances_per_min"]
+            figures[f"{tag}_start_wait_pct"] = 100 * run["start_wait_share"]
+            figures[f"{tag}_solutions"] = f"{run['solutions']}/{run['instances']}"
+    return figures
+
+
 def main() -> None:
     from runner.bench_tools import tool_latency
 
-    figures = {**sandbox_figures(), **oracle_overhead(), **tool_latency()}
-    table = Table(title="eegbench bench (local sandbox, medians)")
+    results: dict[str, dict] = {}
+    for name in (n for n in SANDBOX_CHOICES if n != "auto"):
+        ok, why = get_backend(name).available()
+        results[name] = backend_figures(name) if ok else {"unavailable": why}
+    keys = list(dict.fromkeys(k for figures in results.values() for k in figures))
+    table = Table(title=f"eegbench bench (medians; throughput over {', '.join(THROUGHPUT_SET)}, MODEL=oracle)")
     table.add_column("measure")
-    table.add_column("value", justify="right")
-    for key, value in figures.items():
-        table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
+    for name in results:
+        table.add_column(name, justify="right")
+    for key in keys:
+        cells = [results[n].get(key, "-") for n in results]
+        table.add_row(key, *(f"{v:.3f}" if isinstance(v, float) else str(v) for v in cells))
     Console().print(table)
-    print(json.dumps(figures, indent=2))
+    tools = tool_latency()
+    tools_table = Table(title="eegtools latency (windowed features over long recordings)")
+    tools_table.add_column("measure")
+    tools_table.add_column("value", justify="right")
+    for key, value in tools.items():
+        tools_table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
+    Console().print(tools_table)
+    print(json.dumps({"backends": results, "eegtools": tools}, indent=2))
 
 
 if __name__ == "__main__":

@@ -81,7 +81,10 @@ def _eval_parser(sub) -> None:
     p.add_argument("--set", dest="selection", default=None, help="comma-separated subsets, task ids or case ids")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--run", default=None, help="run name; rerunning with the same name resumes it")
-    p.add_argument("--sandbox", default="local", choices=["local"])
+    p.add_argument("--sandbox", default="local", choices=["auto", "local", "docker"],
+                   help="auto: docker when the daemon answers and the kernel image exists, else local")
+    p.add_argument("--warm-pool", action="store_true",
+                   help="start the next instance's sandbox while the current one runs")
     c, r, m = ControlLimits(), ResourceLimits(), ModelSettings()
     p.add_argument("--max-rounds", type=int, default=c.max_rounds)
     p.add_argument("--exec-timeout", type=float, default=c.exec_timeout_s, help="seconds per execution")
@@ -134,6 +137,7 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
         selection=catalog.parse_selection(args.selection),
         jobs=args.jobs,
         sandbox=args.sandbox,
+        warm_pool=args.warm_pool,
         controls=ControlLimits(
             max_rounds=args.max_rounds, exec_timeout_s=args.exec_timeout, grace_s=args.grace,
             deadline_s=args.deadline, repeat_limit=args.repeat_limit,

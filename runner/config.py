@@ -50,7 +50,8 @@ class RunConfig(BaseModel):
     paradigm: Literal["codeact", "tools", "hybrid"] = "codeact"
     selection: list[str] = Field(default_factory=list)  # SET=: subsets, tasks or case ids
     jobs: int = Field(1, ge=1)
-    sandbox: Literal["local"] = "local"
+    sandbox: Literal["auto", "local", "docker"] = "local"  # auto: docker when usable, else local
+    warm_pool: bool = False  # start the next instance's sandbox while the current one runs
     controls: ControlLimits = Field(default_factory=ControlLimits)
     resources: ResourceLimits = Field(default_factory=ResourceLimits)
     model_settings: ModelSettings = Field(default_factory=ModelSettings)
@@ -70,8 +71,8 @@ class RunConfig(BaseModel):
         )
 
     def resume_key(self) -> dict:
-        """Settings that must match for a rerun to resume this run (jobs may change)."""
-        return self.model_dump(mode="json", exclude={"jobs"})
+        """Settings that must match for a rerun to resume this run (jobs and the pool may change)."""
+        return self.model_dump(mode="json", exclude={"jobs", "warm_pool"})
 
 
 def default_run_id(model: str, paradigm: str) -> str:

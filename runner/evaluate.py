@@ -12,7 +12,7 @@ from runner.models import ModelOptions, build_model
 from runner.run.environment import describe
 from runner.run.scheduler import Interrupted, Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import get_backend
+from runner.sandbox import choose_backend
 from runner.scoring.scorer import build_scorer
 from validation.scoring import check_instance_metrics
 
@@ -29,9 +29,9 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
     check_model_fits(config, instances)
     check_inputs(instances, root)
     check_metrics(instances)
-    backend = get_backend(config.sandbox)
+    backend, choice = choose_backend(config.sandbox)
     available, why = backend.available()
-    console.print(f"sandbox: {backend.name} ({why})")
+    console.print(f"sandbox: {backend.name} ({choice})")
     # The tools paradigm runs its tools in this process: it needs no sandbox.
     if not available and config.paradigm != "tools":
         raise RuntimeError(f"sandbox backend {backend.name} cannot run here: {why}")
@@ -49,6 +49,8 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
             "model": model.describe(),
             "scoring": scorer.describe(),
             "sandbox_backend": backend.name,
+            "sandbox_choice": choice,
+            "sandbox": backend.describe(),
             "instance_set_hash": catalog.instance_set_hash(instances),
             "instances": len(instances),
         }

@@ -34,6 +34,7 @@ from runner.paradigms.hybrid import LIBRARIES, run_hybrid
 from runner.paradigms.toolbox import Toolbox
 from runner.paradigms.tools import run_tools
 from runner.run.store import ResultRecord, RunStore, retain_artifacts
+from runner.run.warm_pool import WarmPool
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
 from runner.scoring.scorer import Scorer
 from validation.instance import Instance, dump_instance
@@ -82,6 +83,11 @@ class Scheduler:
         self.stop = threading.Event()
         self._active: dict[str, Sandbox] = {}
         self._lock = threading.Lock()
+        # --warm-pool: the next instances' sandboxes start while the current ones run.
+        # The tools paradigm starts no sandbox, so there is nothing to warm.
+        self.pool = WarmPool(self.backend.start, config.jobs) if config.warm_pool and config.paradigm != "tools" else None
+        self._prefetched: set[str] = set()
+        self.sandbox_waits: dict[str, float] = {}  # case id -> seconds its run waited for a sandbox
 
     # -- the run --------------------------------------------------------------------------
     def run(self, instances: list[Instance]) -> list[ResultRecord]:
@@ -110,8 +116,12 @@ class Scheduler:
             self.stop.set()
             self._close_active()
             self.model.close()  # unblocks sessions waiting on a model server
+            self._close_pool()
             pool.shutdown(wait=True, cancel_futures=True)
+            self._close_active()  # sandboxes a worker took from the pool meanwhile
             raise Interrupted(f"stopped: {tally.done} of {tally.total} instances finished and kept") from exc
+        finally:
+            self._close_pool()
         pool.shutdown(wait=True)
 
     def _drive(self, pool, pending, tally, refresh) -> None:
@@ -121,6 +131,9 @@ class Scheduler:
             while queue and len(running) < self.config.jobs:
                 inst = queue.pop()
                 running[pool.submit(self.run_instance, inst)] = inst.case_id
+            if self.pool is not None:
+                for inst in queue[-self.config.jobs:]:  # the next ones to run (popped from the end)
+                    self._prefetch(inst)
             tally.running = len(running)
             refresh()
             done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
@@ -140,7 +153,10 @@ class Scheduler:
     def run_instance(self, instance: Instance) -> ResultRecord | None:
         started = time.monotonic()
         audit = self.store.reset_instance(instance.case_id)
-        workspace = self._scratch(instance.case_id)
+        with self._lock:
+            warm = instance.case_id in self._prefetched
+            self._prefetched.discard(instance.case_id)
+        workspace = self._scratch_path(instance.case_id) if warm else self._scratch(instance.case_id)
         try:
             outcome = self._attempt(instance, workspace)
             artifacts = retain_artifacts(workspace, audit / "artifacts")
@@ -150,13 +166,9 @@ class Scheduler:
             return None  # interrupted mid-instance: record nothing, it reruns on resume
         return self._finish(instance, outcome, artifacts, audit, time.monotonic() - started)
 
-    def _attempt(self, instance: Instance, workspace: Path) -> InstanceOutcome:
-        if self.config.paradigm == "tools":  # no sandbox: the tools run in this process
-            session = self.model.session(instance)
-            toolbox = Toolbox(instance, self.data_root, self.config.controls.tool_budget_tokens)
-            return run_tools(instance, session, toolbox, self.config.controls, should_stop=self.stop.is_set)
+    def _spec(self, instance: Instance, workspace: Path) -> SandboxSpec:
         hybrid = self.config.paradigm == "hybrid"
-        spec = SandboxSpec(
+        return SandboxSpec(
             run_id=self.store.run_id,
             case_id=instance.case_id,
             data_root=self.data_root,
@@ -165,15 +177,41 @@ class Scheduler:
             limits=self.config.sandbox_limits(),
             libraries=LIBRARIES if hybrid else (),
         )
+
+    def _prefetch(self, instance: Instance) -> None:
+        with self._lock:
+            if instance.case_id in self._prefetched or self.stop.is_set():
+                return
+            self._prefetched.add(instance.case_id)
+        self.pool.prefetch(self._spec(instance, self._scratch(instance.case_id)))
+
+    def _sandbox(self, instance: Instance, workspace: Path) -> Sandbox:
+        """The instance's sandbox: the warm one if prefetched, else started now."""
+        began = time.monotonic()
+        sandbox = None
+        if self.pool is not None:
+            sandbox, _ = self.pool.take(instance.case_id)
+        if sandbox is None:
+            sandbox = self.backend.start(self._spec(instance, workspace))
+        self.sandbox_waits[instance.case_id] = time.monotonic() - began
+        return sandbox
+
+    def _attempt(self, instance: Instance, workspace: Path) -> InstanceOutcome:
+        if self.config.paradigm == "tools":  # no sandbox: the tools run in this process
+            session = self.model.session(instance)
+            toolbox = Toolbox(instance, self.data_root, self.config.controls.tool_budget_tokens)
+            return run_tools(instance, session, toolbox, self.config.controls, should_stop=self.stop.is_set)
         try:
-            sandbox = self.backend.start(spec)
+            sandbox = self._sandbox(instance, workspace)
         except SandboxError as exc:
             return InstanceOutcome("infra_error", None, [], [], f"sandbox start failed: {exc}")
         with self._lock:
             self._active[instance.case_id] = sandbox
+        if self.stop.is_set():  # stopped while it started: the teardown may have run already
+            sandbox.close()
         try:
             session = self.model.session(instance)
-            run = run_hybrid if hybrid else run_codeact
+            run = run_hybrid if self.config.paradigm == "hybrid" else run_codeact
             return run(instance, session, sandbox, self.config.controls, should_stop=self.stop.is_set)
         finally:
             with self._lock:
@@ -213,12 +251,25 @@ class Scheduler:
         self.store.append_result(record)
         return record
 
-    def _scratch(self, case_id: str) -> Path:
+    def _scratch_path(self, case_id: str) -> Path:
         # The pid keeps two controllers that reuse a run name from sharing a workspace.
-        path = SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}" / case_id
+        return SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}" / case_id
+
+    def _scratch(self, case_id: str) -> Path:
+        path = self._scratch_path(case_id)
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
         return path
+
+    def _close_pool(self) -> None:
+        """Tear down sandboxes the pool started that no instance took, and their workspaces."""
+        if self.pool is None:
+            return
+        self.pool.close()
+        with self._lock:
+            unused, self._prefetched = set(self._prefetched), set()
+        for case_id in unused:
+            shutil.rmtree(self._scratch_path(case_id), ignore_errors=True)
 
     def _close_active(self) -> None:
         with self._lock:

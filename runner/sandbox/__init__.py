@@ -1,4 +1,4 @@
-"""Sandbox backends by name: `get_backend("local")`; the Docker backend registers here later."""
+"""Sandbox backends by name: `get_backend("local")`, `get_backend("docker")`."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -12,8 +12,14 @@ def _local() -> Backend:
     return LocalBackend()
 
 
+def _docker() -> Backend:
+    from runner.sandbox.docker import DockerBackend
+
+    return DockerBackend()
+
+
 # name -> factory; factories import lazily so a backend's dependencies load only when used.
-BACKENDS: dict[str, Callable[[], Backend]] = {"local": _local}
+BACKENDS: dict[str, Callable[[], Backend]] = {"local": _local, "docker": _docker}
 
 
 def get_backend(name: str) -> Backend:
@@ -22,3 +28,20 @@ def get_backend(name: str) -> Backend:
     except KeyError:
         raise SandboxError(f"unknown sandbox backend {name!r}; known: {', '.join(sorted(BACKENDS))}") from None
     return factory()
+
+
+SANDBOX_CHOICES = ("auto", "local", "docker")
+
+
+def choose_backend(name: str) -> tuple[Backend, str]:
+    """The backend for SANDBOX=name, and why (for the run log); `auto` takes docker when the
+    daemon answers and the kernel image exists, else local."""
+    if name != "auto":
+        backend = get_backend(name)
+        return backend, f"asked for {name}: {backend.available()[1]}"
+    docker = get_backend("docker")
+    ok, why = docker.available()
+    if ok:
+        return docker, f"auto: docker is available ({why})"
+    backend = get_backend("local")
+    return backend, f"auto: docker not usable ({why}); local: {backend.available()[1]}"

@@ -7,9 +7,10 @@ shared by all backends and lives in `runner/sandbox/kernel.py`.
 """
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from runner.transcript import Observation
 
@@ -42,6 +43,36 @@ class SandboxSpec:
 
 
 LIBRARY_ROOT = "/opt/eegbench-lib"
+
+
+def input_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
+    """(host file, path under /input) for each of the spec's inputs; SandboxError names the
+    instance and the input when one is not a data-root-relative path of an existing file."""
+    mounts = []
+    for rel in spec.inputs:
+        parts = PurePosixPath(rel).parts
+        if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
+            raise SandboxError(f"{spec.case_id}: input path {rel!r} must be relative to the data root")
+        host = Path(os.path.abspath(spec.data_root)) / rel
+        if not host.is_file():
+            raise SandboxError(f"{spec.case_id}: input file {host} does not exist")
+        mounts.append((host, "/input/" + "/".join(parts)))
+    return mounts
+
+
+def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
+    """(host package dir, path under LIBRARY_ROOT) for each library; LIBRARY_ROOT goes on the
+    kernel's PYTHONPATH. SandboxError names the instance and the library at fault."""
+    mounts, names = [], set()
+    for lib in spec.libraries:
+        host = Path(os.path.abspath(lib))
+        if not (host / "__init__.py").is_file():
+            raise SandboxError(f"{spec.case_id}: library {host} is not a Python package directory")
+        if host.name in names:
+            raise SandboxError(f"{spec.case_id}: two libraries named {host.name!r}")
+        names.add(host.name)
+        mounts.append((host, f"{LIBRARY_ROOT}/{host.name}"))
+    return mounts
 
 
 class Sandbox(ABC):
@@ -85,6 +116,11 @@ class Backend(ABC):
     @abstractmethod
     def start(self, spec: SandboxSpec) -> Sandbox:
         """Start a sandbox whose kernel answers; raise SandboxError otherwise."""
+
+    def describe(self) -> dict:
+        """What run.json records about the backend (the Docker backend adds its image)."""
+        ok, why = self.available()
+        return {"name": self.name, "available": ok, "detail": why}
 
     @abstractmethod
     def collect_stale(self) -> int:

@@ -39,7 +39,16 @@ from pathlib import Path, PurePosixPath
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from runner.sandbox import kernel
-from runner.sandbox.base import LIBRARY_ROOT, Backend, Limits, Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.base import (
+    LIBRARY_ROOT,
+    Backend,
+    Limits,
+    Sandbox,
+    SandboxError,
+    SandboxSpec,
+    input_mounts,
+    library_mounts,
+)
 from runner.transcript import Observation
 
 # Short on purpose (socket paths < 107 bytes); one per user, since it must be private.
@@ -171,6 +180,31 @@ def _wait(proc: subprocess.Popen, timeout_s: float) -> None:
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         pass
+
+
+def kill_strays(root: int, kernel_pid: int, client: BlockingKernelClient | None) -> int:
+    """Kill every descendant of `root` (a namespace's init) but the kernel; return how many.
+
+    Children of killed copies are re-parented to the init; repeat, since a copy not yet
+    killed may fork meanwhile. The kernel's direct children become zombies it never waits
+    for: have it reap them (pids as the kernel sees them). Shared by the backends whose
+    sandbox processes are visible from the host (local, docker).
+    """
+    killed: set[int] = set()
+    direct: set[int] = set()
+    for _ in range(100):
+        strays = [p for p in _descendants(root) if p != kernel_pid and _running(p)]
+        if not strays:
+            break
+        direct |= {_ns_pid(p) or 0 for p in _children(kernel_pid)}
+        for pid in strays:
+            _kill(pid)
+        killed |= set(strays)
+        time.sleep(0.005)
+    direct.discard(0)
+    if direct and client is not None:
+        kernel.reap_children(client, sorted(direct))
+    return len(killed)
 
 
 class _Spawner:
@@ -396,14 +430,7 @@ def _dirs_for(path: str, made: set[str]) -> list[str]:
 
 def input_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
     args: list[str] = []
-    for rel in spec.inputs:
-        parts = PurePosixPath(rel).parts
-        if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
-            raise SandboxError(f"{spec.case_id}: input path {rel!r} must be relative to the data root")
-        host = Path(os.path.abspath(spec.data_root)) / rel
-        if not host.is_file():
-            raise SandboxError(f"{spec.case_id}: input file {host} does not exist")
-        inside = "/input/" + "/".join(parts)
+    for host, inside in input_mounts(spec):
         args += _dirs_for(inside, made) + ["--ro-bind", str(host), inside]
     if "/input" not in made:
         args += ["--perms", "0755", "--dir", "/input"]
@@ -412,18 +439,11 @@ def input_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
 
 def library_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
     """Each library package read-only under LIBRARY_ROOT, which goes on PYTHONPATH."""
-    if not spec.libraries:
+    mounts = library_mounts(spec)
+    if not mounts:
         return []
     args: list[str] = []
-    names: set[str] = set()
-    for lib in spec.libraries:
-        host = Path(os.path.abspath(lib))
-        if not (host / "__init__.py").is_file():
-            raise SandboxError(f"{spec.case_id}: library {host} is not a Python package directory")
-        if host.name in names:
-            raise SandboxError(f"{spec.case_id}: two libraries named {host.name!r}")
-        names.add(host.name)
-        inside = f"{LIBRARY_ROOT}/{host.name}"
+    for host, inside in mounts:
         args += _dirs_for(inside, made) + ["--ro-bind", str(host), inside]
     return args + ["--setenv", "PYTHONPATH", LIBRARY_ROOT]
 
@@ -756,24 +776,7 @@ class LocalSandbox(Sandbox):
         """After the process limit was hit (a fork bomb), kill every process but the kernel."""
         if not self._kernel_pid or not (self._pids_limit_hit() or sweep):
             return 0
-        killed: set[int] = set()
-        direct: set[int] = set()
-        # Everything in the namespace but its init and the kernel: children of killed copies
-        # are re-parented to the init. Repeat: a copy not yet killed may fork meanwhile.
-        root = self._init_pid or self._kernel_pid
-        for _ in range(100):
-            strays = [p for p in _descendants(root) if p != self._kernel_pid and _running(p)]
-            if not strays:
-                break
-            direct |= {_ns_pid(p) or 0 for p in _children(self._kernel_pid)}
-            for pid in strays:
-                _kill(pid)
-            killed |= set(strays)
-            time.sleep(0.005)
-        direct.discard(0)
-        if direct and self._client is not None:
-            kernel.reap_children(self._client, sorted(direct))
-        return len(killed)
+        return kill_strays(self._init_pid or self._kernel_pid, self._kernel_pid, self._client)
 
     def _pids_limit_hit(self) -> bool:
         if self.cgroups:

@@ -83,7 +83,22 @@ def sandbox_leftovers(controllers: set[int]) -> list[str]:
     for pid in controllers:
         found += [str(p) for p in Path("/sys/fs/cgroup/pids/eegbench").glob(f"{pid}-*")]
         found += [str(p) for p in Path("/tmp/eegbench-sbx").glob(f"{pid}-*")]
-    return found
+        found += [str(p) for p in Path("/tmp/eegbench-dkr").glob(f"{pid}-*")]
+    return found + docker_containers(controllers)
+
+
+def docker_containers(controllers: set[int]) -> list[str]:
+    """Containers (running or not) that the controllers' docker sandboxes left."""
+    if not Path("/tmp/eegbench-dkr").exists():
+        return []  # no docker sandbox ever ran on this machine
+    import docker
+
+    client = docker.from_env()
+    try:
+        return [f"container {c['Id'][:12]} of {pid}" for pid in controllers
+                for c in client.api.containers(all=True, filters={"label": f"eegbench.controller={pid}"})]
+    finally:
+        client.close()
 
 
 def assert_no_leftover(ev: Eval) -> None:
@@ -98,3 +113,13 @@ def all_case_ids() -> list[str]:
     from runner import catalog
 
     return [i.case_id for i in catalog.select(catalog.load_all(), [])]  # the default set (no SET)
+
+
+@pytest.fixture(scope="session")
+def oracle_local_run(tmp_path_factory):
+    """`eegbench eval --model oracle --jobs 2` over every instance on the local backend: shared
+    by the oracle tests and the docker-vs-local comparison (it takes minutes)."""
+    ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
+    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "local", timeout=3000)
+    assert_no_leftover(ev)
+    return ev, proc

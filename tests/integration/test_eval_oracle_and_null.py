@@ -2,15 +2,11 @@
 then `eegbench logs` and `eegbench show` on the oracle run."""
 import pytest
 
-from tests.integration.conftest import Eval, assert_no_leftover
 
 
 @pytest.fixture(scope="module")
-def oracle_run(tmp_path_factory):
-    ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
-    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle")
-    assert_no_leftover(ev)
-    return ev, proc
+def oracle_run(oracle_local_run):
+    return oracle_local_run  # session-scoped in conftest: test_eval_on_docker compares with it
 
 
 def test_eval_oracle_jobs2_every_instance_solution_and_score_100(oracle_run, all_case_ids):
