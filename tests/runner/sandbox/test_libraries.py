@@ -23,10 +23,11 @@ def package(tmp: Path, name: str) -> Path:
     return pkg
 
 
-def test_library_is_importable_read_only_and_alone(tmp_path):
+@pytest.mark.parametrize("backend_name", ["local", "docker"])
+def test_library_is_importable_read_only_and_alone(tmp_path, backend_name):
     pkg = package(tmp_path, "mylib")
     (tmp_path / "host" / "sibling.py").write_text("x = 1\n")  # beside the package: must stay invisible
-    backend = get_backend("local")
+    backend = get_backend(backend_name)
     with backend.start(spec(tmp_path, [pkg])) as box:
         obs = box.execute(
             "import mylib, os, importlib.util\n"
