@@ -295,13 +295,7 @@ class DockerSandbox(Sandbox):
     # -- Sandbox --
 
     def execute(self, code: str) -> Observation:
-        try:
-            return kernel.run_cell(self, code, self.spec.limits)
-        except Exception as exc:  # only reachable when close() ran concurrently, or a zmq fault
-            if not self._closed:
-                raise
-            return Observation(text=f"[Infrastructure error: the sandbox was closed ({exc!r})]",
-                               status="infra_error", duration_s=0.0)
+        return kernel.run_cell_unless_closed(self, code, self.spec.limits, lambda: self._closed)
 
     def close(self) -> None:
         _, _, docker_error = _api_error()

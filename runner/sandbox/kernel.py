@@ -406,6 +406,18 @@ def _drain(client: BlockingKernelClient, cell: _Cell) -> None:
         cell.take_iopub(client.iopub_channel.get_msg(timeout=0))
 
 
+def run_cell_unless_closed(host: KernelHost, code: str, limits: Limits, closed) -> Observation:
+    """run_cell, but a failure caused by a concurrent close() (the run is stopping) becomes an
+    infra_error observation instead of an exception; any other failure propagates."""
+    try:
+        return run_cell(host, code, limits)
+    except Exception as exc:  # only reachable when close() ran concurrently, or a zmq fault
+        if not closed():
+            raise
+        return Observation(text=f"[Infrastructure error: the sandbox was closed ({exc!r})]",
+                           status="infra_error", duration_s=0.0)
+
+
 def run_cell(host: KernelHost, code: str, limits: Limits) -> Observation:
     """Execute one cell under the timeout and output budget; never raises for model errors."""
     started = time.monotonic()
