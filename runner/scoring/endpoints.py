@@ -40,7 +40,6 @@ class Endpoint:
     settings: dict = field(default_factory=dict)  # for run.json; never a key
     cache_dir: Path | None = None
     owner: Model | None = None  # a local server this endpoint started
-    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def chat(self, messages: list[dict]) -> str:
         path = self._cache_path(messages)
