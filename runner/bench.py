@@ -9,6 +9,7 @@ time instances waited for their sandbox over the summed instance wall time.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import tempfile
 import time
@@ -19,12 +20,13 @@ from rich.table import Table
 
 from runner import catalog
 from runner.config import RunConfig
-from runner.data import data_root
-from runner.models import ModelOptions, build_model
+from runner.evaluate import run_parts
+from runner.paths import Environment
 from runner.run.scheduler import Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import SANDBOX_CHOICES, get_backend
-from runner.sandbox.base import Limits, SandboxSpec
+from runner.sandbox import get_backend, sandbox_choices
+from runner.sandbox.base import SandboxSpec
+from runner.settings import SandboxLimits
 
 STARTS = 8
 CELLS = 50
@@ -33,14 +35,18 @@ THROUGHPUT_SET = ["sa_sleep_metrics"]
 THROUGHPUT_JOBS = (1, 2, 4)
 
 
-def sandbox_figures(backend_name: str = "local") -> dict:
+ENV = Environment.from_os()
+
+
+def sandbox_figures(backend_name: str = "local") -> dict[str, float]:
+    """Median start-to-first-result and trivial-cell round trip."""
     backend = get_backend(backend_name)
     starts, trips = [], []
     with tempfile.TemporaryDirectory() as scratch:
         for n in range(STARTS):
             workspace = Path(scratch) / f"ws{n}"
             workspace.mkdir()
-            spec = SandboxSpec("bench", f"start-{n}", data_root(), (), workspace, Limits())
+            spec = SandboxSpec("bench", f"start-{n}", ENV.paths.data_root, (), workspace, SandboxLimits())
             began = time.perf_counter()
             with backend.start(spec) as box:
                 box.execute("1")
@@ -53,20 +59,32 @@ def sandbox_figures(backend_name: str = "local") -> dict:
     return {"start_to_first_result_s": statistics.median(starts), "trivial_cell_round_trip_ms": 1000 * statistics.median(trips)}
 
 
-def oracle_overhead(backend_name: str = "local") -> dict:
-    instances = catalog.select(catalog.load_all(), ORACLE_SET)
-    with tempfile.TemporaryDirectory() as runs:
-        config = RunConfig(run_id="bench-oracle", model="oracle", selection=ORACLE_SET, sandbox=backend_name)
-        store = RunStore(Path(runs) / config.run_id)
+def _oracle_run(config: RunConfig) -> tuple[Scheduler, RunStore, float]:
+    """One oracle run in a temporary runs directory; returns its scheduler, store and wall time."""
+    instances = catalog.select(catalog.load_all(), config.selection)
+    runs = Path(tempfile.mkdtemp(prefix="eegbench-bench-"))
+    store = RunStore(runs / config.run_id)
+    with run_parts(config, ENV, ENV.paths.data_root, Console(quiet=True)) as (parts, _):
         store.open(config, {})
-        model = build_model("oracle", project_root=catalog.PROJECT_ROOT, options=ModelOptions())
-        records = Scheduler(config, store, model, get_backend(backend_name), data_root(), Console(quiet=True)).run(instances)
-        overheads, walls = [], []
-        for r in records:
-            turns = json.loads((store.instance_dir(r.case_id) / "transcript.json").read_text())["turns"]
-            compute = sum(t["observation"]["duration_s"] for t in turns if t.get("observation"))
-            overheads.append(r.duration_s - compute)
-            walls.append(r.duration_s)
+        scheduler = Scheduler(config, store, parts, Console(quiet=True))
+        began = time.perf_counter()
+        scheduler.run(instances)
+        wall = time.perf_counter() - began
+    return scheduler, store, wall
+
+
+def oracle_overhead(backend_name: str = "local") -> dict[str, float]:
+    """The controller's time per oracle instance beyond the kernel's compute."""
+    config = RunConfig(run_id="bench-oracle", model="oracle", selection=ORACLE_SET, sandbox=backend_name)
+    _, store, _ = _oracle_run(config)
+    records = store.results()
+    overheads, walls = [], []
+    for r in records:
+        turns = store.read_transcript(r.case_id).turns
+        compute = sum(t.observation.duration_s for t in turns if t.observation)
+        overheads.append(r.duration_s - compute)
+        walls.append(r.duration_s)
+    shutil.rmtree(store.root.parent, ignore_errors=True)
     return {
         "oracle_instances": len(records),
         "oracle_wall_s": statistics.median(walls),
@@ -75,20 +93,14 @@ def oracle_overhead(backend_name: str = "local") -> dict:
     }
 
 
-def oracle_throughput(backend_name: str, jobs: int, warm_pool: bool) -> dict:
+def oracle_throughput(backend_name: str, jobs: int, warm_pool: bool) -> dict[str, float]:
     """One oracle run over THROUGHPUT_SET: instances per minute, and the share of instance
     wall time spent waiting for a sandbox to start (the pool's goal: < 5%)."""
-    instances = catalog.select(catalog.load_all(), THROUGHPUT_SET)
-    with tempfile.TemporaryDirectory() as runs:
-        config = RunConfig(run_id="bench-throughput", model="oracle", selection=THROUGHPUT_SET,
-                           jobs=jobs, sandbox=backend_name, warm_pool=warm_pool)
-        store = RunStore(Path(runs) / config.run_id)
-        store.open(config, {})
-        model = build_model("oracle", project_root=catalog.PROJECT_ROOT, options=ModelOptions())
-        scheduler = Scheduler(config, store, model, get_backend(backend_name), data_root(), Console(quiet=True))
-        began = time.perf_counter()
-        records = scheduler.run(instances)
-        wall = time.perf_counter() - began
+    config = RunConfig(run_id="bench-throughput", model="oracle", selection=THROUGHPUT_SET,
+                       jobs=jobs, sandbox=backend_name, warm_pool=warm_pool)
+    scheduler, store, wall = _oracle_run(config)
+    records = store.results()
+    shutil.rmtree(store.root.parent, ignore_errors=True)
     instance_wall = sum(r.duration_s for r in records)
     return {
         "instances": len(records),
@@ -99,8 +111,9 @@ def oracle_throughput(backend_name: str, jobs: int, warm_pool: bool) -> dict:
     }
 
 
-def backend_figures(name: str) -> dict:
-    figures: dict = {**sandbox_figures(name), **oracle_overhead(name)}
+def backend_figures(name: str) -> dict[str, object]:
+    """Every figure of one backend."""
+    figures: dict[str, object] = {**sandbox_figures(name), **oracle_overhead(name)}
     for jobs in THROUGHPUT_JOBS:
         for pool in (False, True):
             run = oracle_throughput(name, jobs, pool)
@@ -112,10 +125,11 @@ def backend_figures(name: str) -> dict:
 
 
 def main() -> None:
+    """Measure every registered backend, then eegtools; print tables and the JSON figures."""
     from runner.bench_tools import tool_latency
 
-    results: dict[str, dict] = {}
-    for name in (n for n in SANDBOX_CHOICES if n != "auto"):
+    results: dict[str, dict[str, object]] = {}
+    for name in (n for n in sandbox_choices() if n != "auto"):
         ok, why = get_backend(name).available()
         results[name] = backend_figures(name) if ok else {"unavailable": why}
     keys = list(dict.fromkeys(k for figures in results.values() for k in figures))

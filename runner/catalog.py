@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from runner.paths import Paths
+from validation.errors import UserError
 from validation.instance import AGENTBENCH_SUBSET, Instance, load_instance
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-INSTANCES_DIR = PROJECT_ROOT / "instances"
+INSTANCES_DIR = Paths().instances_dir
 
 
 # Folders under instances/ that hold other JSON than instance files.
@@ -28,27 +29,23 @@ def instance_files(instances_dir: Path = INSTANCES_DIR) -> list[Path]:
     )
 
 
-def local_instances_dir() -> Path:
-    """Where `eegbench truth --dataset` writes instances built from a user's local copy of a
-    dataset (gitignored; EEGBENCH_LOCAL_INSTANCES overrides it)."""
-    return Path(os.environ.get("EEGBENCH_LOCAL_INSTANCES") or INSTANCES_DIR / "local")
-
-
-def load_all(instances_dir: Path = INSTANCES_DIR) -> list[Instance]:
+def load_all(instances_dir: Path = INSTANCES_DIR, local_dir: Path | None = None) -> list[Instance]:
+    """Every instance file under instances_dir, plus those `eegbench truth --dataset` wrote to
+    local_dir (Paths.local_instances) when given."""
     files = instance_files(instances_dir)
-    local = local_instances_dir()
-    if local.is_dir() and not local.resolve().is_relative_to(Path(instances_dir).resolve()):
-        files += instance_files(local)
+    if local_dir is not None and local_dir.is_dir() \
+            and not local_dir.resolve().is_relative_to(Path(instances_dir).resolve()):
+        files += instance_files(local_dir)
     return _unique([load_instance(p) for p in files], instances_dir)
 
 
 def load_cases(cases_dir: Path) -> list[Instance]:
     """Case files in BrainBench's format (every *.json under the folder), loaded unchanged."""
     if not cases_dir.is_dir():
-        raise FileNotFoundError(f"--cases {cases_dir}: not a directory")
+        raise UserError(f"--cases {cases_dir}: not a directory")
     files = sorted(p for p in cases_dir.rglob("*.json") if p.is_file())
     if not files:
-        raise ValueError(f"--cases {cases_dir}: no .json case files found")
+        raise UserError(f"--cases {cases_dir}: no .json case files found")
     return _unique([load_instance(p) for p in files], cases_dir)
 
 
@@ -58,7 +55,7 @@ def _unique(instances: list[Instance], instances_dir: Path) -> list[Instance]:
         seen[inst.case_id] = seen.get(inst.case_id, 0) + 1
     duplicates = sorted(k for k, n in seen.items() if n > 1)
     if duplicates:
-        raise ValueError(f"duplicate case_id in {instances_dir}: {', '.join(duplicates)}")
+        raise UserError(f"duplicate case_id in {instances_dir}: {', '.join(duplicates)}")
     return instances
 
 
@@ -71,11 +68,12 @@ def select(instances: list[Instance], selectors: list[str]) -> list[Instance]:
     chosen = [i for i in instances if any(_matches(i, s) for s in selectors)]
     unmatched = [s for s in selectors if not any(_matches(i, s) for i in instances)]
     if unmatched:
-        raise ValueError(f"SET: no instance matches {', '.join(unmatched)}")
+        raise UserError(f"SET: no instance matches {', '.join(unmatched)}")
     return chosen
 
 
 def parse_selection(text: str | None) -> list[str]:
+    """SET= text -> selectors (comma-separated, blanks dropped)."""
     return [s.strip() for s in (text or "").split(",") if s.strip()]
 
 
@@ -124,6 +122,7 @@ class SubsetManifest(BaseModel):
 
 
 def subset_slug(bench_subset: str) -> str:
+    """"Sleep Assessment" -> "sleep_assessment" (folder and manifest names)."""
     return bench_subset.lower().replace(" ", "_")
 
 
@@ -153,7 +152,7 @@ def manifest_text(manifest: SubsetManifest) -> str:
     return json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
 
 
-def _group_counts(by_task: dict[str, TaskCounts], keys) -> dict[str, Counts]:
+def _group_counts(by_task: dict[str, TaskCounts], keys: Callable[[TaskCounts], list[str]]) -> dict[str, Counts]:
     groups: dict[str, Counts] = {}
     for counts in by_task.values():
         for key in keys(counts):

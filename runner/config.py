@@ -1,56 +1,44 @@
-"""RunConfig: every setting of a run, recorded in run.json and checked on resume."""
+"""RunConfig: every setting of a run, recorded in run.json and checked on resume.
+
+The choices of `paradigm`, `sandbox` and `executor` are the registered names
+(runner/paradigms, runner/sandbox, runner/run/executors), checked when a config is built, so
+the command line, run.json and the registries cannot disagree.
+"""
 from __future__ import annotations
 
 import re
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from runner.sandbox.base import Limits
-from runner.scoring.scorer import ScoringSettings
+from runner.paradigms import PARADIGMS
+from runner.run.executors import EXECUTORS
+from runner.sandbox import sandbox_choices
+from runner.settings import (
+    ControlLimits,
+    ModelSettings,
+    ResourceLimits,
+    SandboxLimits,
+    ScoringSettings,
+    sandbox_limits,
+)
+from validation.errors import UserError
 
-PARADIGMS = ("codeact", "tools", "hybrid")
-
-
-class ControlLimits(BaseModel):
-    """The CodeAct interaction controls (BrainBench Table 9)."""
-
-    max_rounds: int = Field(20, ge=1)
-    exec_timeout_s: float = Field(150.0, gt=0)
-    grace_s: float = Field(5.0, ge=0)
-    deadline_s: float = Field(720.0, gt=0)
-    repeat_limit: int = Field(3, ge=1)  # same code sha256 or same error fingerprint N times
-    max_no_action: int = Field(3, ge=1)  # replies with neither <execute> nor <solution>
-    output_budget_chars: int = Field(8000, ge=200)
-    # The tools paradigm (EEGAgentBench §3.2, §6.5): max_rounds is its turn ceiling.
-    max_tool_calls: int = Field(999, ge=1)
-    tool_budget_tokens: int = Field(8000, ge=100)  # tool-output budget, ~4 characters a token
-    tool_calling: Literal["auto", "text"] = "auto"  # auto: native function calling if supported
-
-
-class ResourceLimits(BaseModel):
-    memory_mb: int = Field(4096, ge=128)
-    pids: int = Field(256, ge=16)
-    cpus: float = Field(1.0, gt=0)
-
-
-class ModelSettings(BaseModel):
-    temperature: float = 0.0
-    max_tokens: int | None = Field(None, ge=1)  # None: the model kind's default
-    stop: list[str] | None = None
-    timeout_s: float = Field(120.0, gt=0)
-    max_retries: int = Field(5, ge=0)
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class RunConfig(BaseModel):
+    """The settings of one run (run.json's "config")."""
+
     run_id: str
     model: str
-    paradigm: Literal["codeact", "tools", "hybrid"] = "codeact"
+    paradigm: str = "codeact"
     selection: list[str] = Field(default_factory=list)  # SET=: subsets, tasks or case ids
     jobs: int = Field(1, ge=1)
-    sandbox: Literal["auto", "local", "docker"] = "local"  # auto: docker when usable, else local
+    sandbox: str = "local"  # auto: docker when usable, else local
+    executor: str = "threads"
     warm_pool: bool = False  # start the next instance's sandbox while the current one runs
     controls: ControlLimits = Field(default_factory=ControlLimits)
     resources: ResourceLimits = Field(default_factory=ResourceLimits)
@@ -60,29 +48,54 @@ class RunConfig(BaseModel):
     cases_dir: str | None = None
     data_root: str | None = None
 
-    def sandbox_limits(self) -> Limits:
-        return Limits(
-            memory_mb=self.resources.memory_mb,
-            pids=self.resources.pids,
-            cpus=self.resources.cpus,
-            exec_timeout_s=self.controls.exec_timeout_s,
-            grace_s=self.controls.grace_s,
-            output_budget_chars=self.controls.output_budget_chars,
-        )
+    @field_validator("run_id")
+    @classmethod
+    def _run_id(cls, value: str) -> str:
+        return check_run_id(value)
 
-    def resume_key(self) -> dict:
-        """Settings that must match for a rerun to resume this run (jobs and the pool may change)."""
-        return self.model_dump(mode="json", exclude={"jobs", "warm_pool"})
+    @field_validator("paradigm")
+    @classmethod
+    def _paradigm(cls, value: str) -> str:
+        return _registered("paradigm", value, PARADIGMS.names())
+
+    @field_validator("sandbox")
+    @classmethod
+    def _sandbox(cls, value: str) -> str:
+        return _registered("sandbox", value, sandbox_choices())
+
+    @field_validator("executor")
+    @classmethod
+    def _executor(cls, value: str) -> str:
+        return _registered("executor", value, EXECUTORS.names())
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> RunConfig:
+        """A config as run.json recorded it (format 1 and later)."""
+        return cls.model_validate(data)
+
+    def sandbox_limits(self) -> SandboxLimits:
+        """What the instance's sandbox enforces."""
+        return sandbox_limits(self.resources, self.controls)
+
+    def resume_key(self) -> dict[str, Any]:
+        """Settings that must match for a rerun to resume this run (how it is executed may change)."""
+        return self.model_dump(mode="json", exclude={"jobs", "warm_pool", "executor"})
+
+
+def _registered(field: str, value: str, names: tuple[str, ...]) -> str:
+    if value not in names:
+        raise ValueError(f"{field} {value!r} is not one of {', '.join(names)}")
+    return value
 
 
 def default_run_id(model: str, paradigm: str) -> str:
+    """<model>-<paradigm>-<time>, from the model's last path component."""
     slug = re.sub(r"[^A-Za-z0-9]+", "-", Path(model).name if "/" in model else model).strip("-")
     return f"{slug or 'model'}-{paradigm}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def check_run_id(run_id: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", run_id):
-        raise ValueError(
-            f"RUN={run_id!r}: use letters, digits, '.', '_' and '-' (at most 100 characters)"
-        )
+    """A run name usable as a directory name; UserError otherwise."""
+    if not RUN_ID.fullmatch(run_id):
+        raise UserError(f"RUN={run_id!r}: use letters, digits, '.', '_' and '-' (at most 100 characters)")
     return run_id

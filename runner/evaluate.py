@@ -1,70 +1,52 @@
-"""`eegbench eval`: select instances, check inputs, open the run, drive the scheduler."""
+"""`eegbench eval`: select instances, check inputs, build the run's parts, drive the scheduler."""
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from runner import catalog
 from runner.config import RunConfig
 from runner.logs import agentbench_table, summary_table
-from runner.models import ModelOptions, build_model
+from runner.models import build_model
+from runner.paradigms import PARADIGMS
+from runner.paths import Environment
 from runner.run.environment import describe
-from runner.run.scheduler import Interrupted, Scheduler
+from runner.run.executors import EXECUTORS
+from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
 from runner.sandbox import choose_backend
-from runner.scoring.scorer import build_scorer
+from runner.scoring.scorer import Scorer, build_scorer
+from validation.errors import InfrastructureError, UserError
+from validation.instance import Instance
 from validation.scoring import check_instance_metrics
 
 EXIT_INTERRUPTED = 130
 
 
-def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: Console) -> int:
-    from runner.data import data_root
-
-    instances = catalog.select(load_instances(config, project_root), config.selection)
+def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
+    """Run (or resume) the run the config describes; print the summary; return the exit code."""
+    instances = catalog.select(load_instances(config, env), config.selection)
     if not instances:
-        raise ValueError("no instances to run (instances/ is empty: run `make truth`)")
-    root = Path(config.data_root) if config.data_root else data_root()
+        raise UserError("no instances to run (instances/ is empty: run `make truth`)")
+    root = Path(config.data_root) if config.data_root else env.paths.data_root
     check_model_fits(config, instances)
     check_inputs(instances, root)
     check_metrics(instances)
-    backend, choice = choose_backend(config.sandbox)
-    available, why = backend.available()
-    console.print(f"sandbox: {backend.name} ({choice})")
-    # The tools paradigm runs its tools in this process: it needs no sandbox.
-    if not available and config.paradigm != "tools":
-        raise RuntimeError(f"sandbox backend {backend.name} cannot run here: {why}")
-    stale = backend.collect_stale()
-    if stale:
-        console.print(f"collected {stale} leftover sandbox(es) of crashed runs")
-    store = RunStore(runs_dir / config.run_id)
-    model = build_model(config.model, project_root=project_root, options=_model_options(config))
-    scorer = None
-    try:
-        scorer = build_scorer(config.scoring, evaluated=config.model, project_root=project_root)
-        console.print(f"scoring: {_scoring_line(scorer)}")
-        environment = {
-            **describe(project_root),
-            "model": model.describe(),
-            "scoring": scorer.describe(),
-            "sandbox_backend": backend.name,
-            "sandbox_choice": choice,
-            "sandbox": backend.describe(),
-            "instance_set_hash": catalog.instance_set_hash(instances),
-            "instances": len(instances),
-        }
-        store.open(config, environment)
+    store = RunStore(env.paths.runs_dir / config.run_id)
+    with run_parts(config, env, root, console) as (parts, environment):
+        store.open(config, {**environment, "instance_set_hash": catalog.instance_set_hash(instances),
+                            "instances": len(instances)})
         console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances, jobs {config.jobs}")
-        records = Scheduler(config, store, model, backend, root, console, scorer=scorer).run(instances)
-    except Interrupted as exc:
-        console.print(f"[yellow]{exc}; rerun with RUN={config.run_id} to resume")
-        return EXIT_INTERRUPTED
-    finally:
-        if scorer is not None:
-            scorer.close()
-        model.close()
-    console.print(summary_table(records))
+        try:
+            Scheduler(config, store, parts, console).run(instances)
+        except Interrupted as exc:
+            console.print(f"[yellow]{exc}; rerun with RUN={config.run_id} to resume")
+            return EXIT_INTERRUPTED
+    console.print(summary_table(store.summary()))
     table = agentbench_table(store)  # EEGAgentBench metrics when the run holds T-instances
     if table is not None:
         console.print(table)
@@ -72,22 +54,60 @@ def evaluate(config: RunConfig, *, project_root: Path, runs_dir: Path, console: 
     return 0
 
 
-def load_instances(config: RunConfig, project_root: Path):
+@contextlib.contextmanager
+def run_parts(config: RunConfig, env: Environment, data_root: Path,
+              console: Console) -> Iterator[tuple[RunParts, dict[str, Any]]]:
+    """The model, paradigm, sandbox backend, executor and scorer a config names, and what
+    run.json records about them; the model and the scorer are closed on exit."""
+    paradigm = PARADIGMS.get(config.paradigm)
+    backend, choice = choose_backend(config.sandbox)
+    available, why = backend.available()
+    console.print(f"sandbox: {backend.name} ({choice})")
+    if not available and paradigm.needs_sandbox:
+        raise InfrastructureError(f"sandbox backend {backend.name} cannot run here: {why}")
+    stale = backend.collect_stale()
+    if stale:
+        console.print(f"collected {stale} leftover sandbox(es) of crashed runs")
+    model = build_model(config.model, env=env, settings=config.model_settings)
+    scorer: Scorer | None = None
+    try:
+        scorer = build_scorer(config.scoring, evaluated=config.model, env=env)
+        console.print(f"scoring: {_scoring_line(scorer)}")
+        parts = RunParts(model=model, paradigm=paradigm, backend=backend,
+                         executor=EXECUTORS.get(config.executor), scorer=scorer, data_root=data_root)
+        yield parts, {
+            **describe(env.paths.project_root),
+            "model": model.describe(),
+            "paradigm": paradigm.describe(),
+            "scoring": scorer.describe(),
+            "sandbox_backend": backend.name,
+            "sandbox_choice": choice,
+            "sandbox": backend.describe(),
+        }
+    finally:
+        if scorer is not None:
+            scorer.close()
+        model.close()
+
+
+def load_instances(config: RunConfig, env: Environment) -> list[Instance]:
+    """The case files of --cases, else the built-in benchmark (and local instances)."""
     if config.cases_dir:
         return catalog.load_cases(Path(config.cases_dir))
-    return catalog.load_all(project_root / "instances")
+    return catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
 
 
-def check_model_fits(config: RunConfig, instances) -> None:
+def check_model_fits(config: RunConfig, instances: list[Instance]) -> None:
+    """The oracle needs each instance's reference script (case files carry none)."""
     if config.model != "oracle":
         return
     lacking = [i.case_id for i in instances if i.reference is None]
     if lacking:
-        raise ValueError(f"MODEL=oracle needs each instance's reference script; {len(lacking)} case(s) "
-                         f"have none (e.g. {lacking[0]}): official case files are run with a real or script: model")
+        raise UserError(f"MODEL=oracle needs each instance's reference script; {len(lacking)} case(s) "
+                        f"have none (e.g. {lacking[0]}): official case files are run with a real or script: model")
 
 
-def _scoring_line(scorer) -> str:
+def _scoring_line(scorer: Scorer) -> str:
     d = scorer.describe()
     parser = d["parser"] + (f" ({d['parser_model']['model']})" if d["parser_model"] else "")
     judge = d["judge"]["model"] if d["judge"] else "none (judge units unscored)"
@@ -95,24 +115,18 @@ def _scoring_line(scorer) -> str:
     return f"parser {parser}, judge {judge}, VLM judge {vlm}"
 
 
-def check_inputs(instances, root: Path) -> None:
+def check_inputs(instances: list[Instance], root: Path) -> None:
+    """Every input file is under the data root (else: run `make data`)."""
     missing = sorted({p for i in instances for p in i.agent_input.input_paths() if not (root / p).is_file()})
     if missing:
-        raise FileNotFoundError(
+        raise UserError(
             f"input recordings missing under {root}: {', '.join(missing[:5])}"
             + (" ..." if len(missing) > 5 else "") + " (run `make data`)"
         )
 
 
-def check_metrics(instances) -> None:
+def check_metrics(instances: list[Instance]) -> None:
+    """Every metric's params are usable before the first instance starts."""
     problems = [p for i in instances for p in check_instance_metrics(i)]
     if problems:
-        raise ValueError("broken instances: " + "; ".join(problems[:5]))
-
-
-def _model_options(config: RunConfig) -> ModelOptions:
-    s = config.model_settings
-    return ModelOptions(
-        temperature=s.temperature, max_tokens=s.max_tokens, stop=tuple(s.stop) if s.stop else None,
-        timeout_s=s.timeout_s, max_retries=s.max_retries,
-    )
+        raise UserError("broken instances: " + "; ".join(problems[:5]))

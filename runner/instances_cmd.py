@@ -12,6 +12,7 @@ from rich.text import Text
 
 from runner import catalog
 from validation.baseline import MetricBaseline, TaskBaseline, numeric_spread
+from validation.errors import UserError
 from validation.instance import Instance
 
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -33,7 +34,7 @@ def filter_instances(instances: list[Instance], subsets: list[str] | None = None
     if difficulties:
         bad = sorted(set(difficulties) - set(DIFFICULTIES))
         if bad:
-            raise ValueError(f"difficulty {', '.join(bad)}: expected one of {', '.join(DIFFICULTIES)}")
+            raise UserError(f"difficulty {', '.join(bad)}: expected one of {', '.join(DIFFICULTIES)}")
         chosen = [i for i in chosen if i.meta_info.difficulty in difficulties]
     return sorted(chosen, key=lambda i: i.case_id)
 
@@ -107,7 +108,7 @@ def _verdict(metric: MetricBaseline) -> Text:
 def _known(what: str, wanted: set[str], available: set[str]) -> None:
     unknown = sorted(wanted - available)
     if unknown:
-        raise ValueError(f"{what} {', '.join(unknown)}: no instance has it "
+        raise UserError(f"{what} {', '.join(unknown)}: no instance has it "
                          f"(known: {', '.join(sorted(available))})")
 
 

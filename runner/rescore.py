@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 from pydantic import BaseModel
+from rich.progress import Progress
 from rich.table import Table
 
-from runner import catalog
-from runner.config import RunConfig
-from runner.fileio import write_atomic, write_json
+from runner.paths import Environment
 from runner.run.store import RunStore
-from runner.scoring.endpoints import resolve
-from runner.scoring.scorer import CACHE_DIR, ScoringSettings, build_scorer
-from validation.instance import Instance, load_instance
+from runner.scoring.endpoints import Endpoint, resolve
+from runner.scoring.scorer import Scorer, build_scorer, cache_dir
+from runner.settings import ScoringSettings
+from validation.errors import UserError
+from validation.instance import Instance
 from validation.llm_parser import llm_parse
 from validation.parser import parse_report
 from validation.units import canonical
@@ -37,57 +37,44 @@ class Rescored(BaseModel):
     violations: int
 
 
-def saved_instances(store: RunStore, project_root: Path) -> list[tuple[Instance, Path]]:
-    """(instance, audit dir) of every finished, scored instance of the run."""
-    config = RunConfig.model_validate(store.read_run()["config"])
-    fallback: dict[str, Instance] | None = None
-    found = []
-    for record in sorted(store.finished().values(), key=lambda r: r.case_id):
-        audit = store.instance_dir(record.case_id)
-        saved = audit / "instance.json"
-        if saved.is_file():
-            found.append((load_instance(saved), audit))
-            continue
-        if fallback is None:  # runs made before instance.json was kept
-            source = catalog.load_cases(Path(config.cases_dir)) if config.cases_dir else catalog.load_all(project_root / "instances")
-            fallback = {i.case_id: i for i in source}
-        if record.case_id not in fallback:
-            raise FileNotFoundError(f"{record.case_id}: no instance.json in {audit} and not in the catalog")
-        found.append((fallback[record.case_id], audit))
-    return found
+def saved_instances(store: RunStore) -> list[Instance]:
+    """The saved instance of every finished, scored instance of the run, by case id."""
+    return [store.saved_instance(case_id) for case_id in sorted(store.finished())]
 
 
-def settings_for(store: RunStore, overrides: dict) -> ScoringSettings:
-    recorded = RunConfig.model_validate(store.read_run()["config"]).scoring
+def settings_for(store: RunStore, overrides: dict[str, str | None]) -> ScoringSettings:
+    """The run's own scoring settings, with the options given on the command line."""
     given = {k: v for k, v in overrides.items() if v is not None}
-    return recorded.model_copy(update=given)
+    return store.config().scoring.model_copy(update=given)
 
 
-def rescore(store: RunStore, settings: ScoringSettings, name: str, project_root: Path,
-            progress=None) -> list[Rescored]:
-    config = RunConfig.model_validate(store.read_run()["config"])
-    scorer = build_scorer(settings, evaluated=config.model, project_root=project_root)
+def rescore(store: RunStore, settings: ScoringSettings, name: str, env: Environment,
+            progress: Progress | None = None) -> list[Rescored]:
+    """Score every finished instance again from its saved report and artifacts."""
+    scorer = build_scorer(settings, evaluated=store.config().model, env=env)
     rows: list[Rescored] = []
     try:
-        items = saved_instances(store, project_root)
-        task = progress.add_task(f"score {store.run_id}", total=len(items)) if progress else None
-        for instance, audit in items:
-            report = (audit / "report.md").read_text() if (audit / "report.md").exists() else ""
-            manifest = json.loads((audit / "artifacts.json").read_text()) if (audit / "artifacts.json").exists() else []
-            score = scorer.score(instance, report, audit / "artifacts", manifest)
-            write_json(audit / "scores" / f"{name}.json", {"settings": scorer.describe(), **score.model_dump(mode="json")})
-            original = json.loads((audit / "score.json").read_text()).get("score") if (audit / "score.json").exists() else None
-            rows.append(Rescored(case_id=instance.case_id, bench_subset=instance.meta_info.bench_subset,
-                                 original=original, score=score.score, unscored=score.unscored,
-                                 violations=len(score.violations)))
-            if progress:
+        instances = saved_instances(store)
+        task = progress.add_task(f"score {store.run_id}", total=len(instances)) if progress else None
+        for instance in instances:
+            rows.append(_rescore_one(store, scorer, instance, name))
+            if progress is not None and task is not None:
                 progress.advance(task)
-        lines = "".join(r.model_dump_json() + "\n" for r in rows)
-        write_atomic(store.root / "scores" / f"{name}.jsonl", lines)
-        write_json(store.root / "scores" / f"{name}.settings.json", scorer.describe())
+        store.write_scores(name, list(rows), scorer.describe())
     finally:
         scorer.close()
     return rows
+
+
+def _rescore_one(store: RunStore, scorer: Scorer, instance: Instance, name: str) -> Rescored:
+    case_id = instance.case_id
+    manifest = [a.as_manifest() for a in store.read_artifacts(case_id)]
+    score = scorer.score(instance, store.read_report(case_id), store.artifacts_dir(case_id), manifest)
+    store.write_case_score(case_id, name, {"settings": scorer.describe(), **score.model_dump(mode="json")})
+    original = store.read_score(case_id)
+    return Rescored(case_id=case_id, bench_subset=instance.meta_info.bench_subset,
+                    original=original.score if original is not None else None, score=score.score,
+                    unscored=score.unscored, violations=len(score.violations))
 
 
 def rescore_table(rows: list[Rescored], name: str) -> Table:
@@ -119,33 +106,36 @@ class FieldAgreement(BaseModel):
     agree: bool
 
 
-def audit_parser(store: RunStore, parser_model: str | None, project_root: Path, progress=None) -> list[FieldAgreement]:
+def audit_parser(store: RunStore, parser_model: str | None, env: Environment,
+                 progress: Progress | None = None) -> list[FieldAgreement]:
     """Compare LLM-parsed and rule-parsed fields wherever both parsers found a value."""
-    config = RunConfig.model_validate(store.read_run()["config"])
-    endpoint = resolve("parser", parser_model, evaluated=config.model, project_root=project_root,
-                       cache_dir=project_root / CACHE_DIR)
+    endpoint = resolve("parser", parser_model, evaluated=store.config().model, env=env, cache_dir=cache_dir(env))
     if endpoint is None:
-        raise ValueError("audit-parser needs a parser model: --parser-model or EEGBENCH_PARSER_MODEL")
+        raise UserError("audit-parser needs a parser model: --parser-model or EEGBENCH_PARSER_MODEL")
     rows: list[FieldAgreement] = []
     try:
-        items = saved_instances(store, project_root)
-        task = progress.add_task(f"audit {store.run_id}", total=len(items)) if progress else None
-        for instance, audit in items:
-            report = (audit / "report.md").read_text() if (audit / "report.md").exists() else ""
-            keys = instance.eval_config.target_keys()
-            if report.strip() and keys:
-                rules = parse_report(report, keys).fields
-                llm = llm_parse(endpoint.chat, endpoint.model, report, instance.eval_config.parser_prompt, keys).fields
-                rows += [FieldAgreement(case_id=instance.case_id, bench_subset=instance.meta_info.bench_subset,
-                                        key=k, rules=rules[k], llm=llm[k], agree=same_value(rules[k], llm[k]))
-                         for k in keys if rules.get(k) is not None and llm.get(k) is not None]
-            if progress:
+        instances = saved_instances(store)
+        task = progress.add_task(f"audit {store.run_id}", total=len(instances)) if progress else None
+        for instance in instances:
+            rows += _agreement(instance, store.read_report(instance.case_id), endpoint)
+            if progress is not None and task is not None:
                 progress.advance(task)
     finally:
         endpoint.close()
-    write_json(store.root / "audit-parser.json", {"parser_model": endpoint.describe(),
-                                                  "fields": [r.model_dump(mode="json") for r in rows]})
+    store.write_audit("audit-parser", {"parser_model": endpoint.describe(),
+                                       "fields": [r.model_dump(mode="json") for r in rows]})
     return rows
+
+
+def _agreement(instance: Instance, report: str, endpoint: Endpoint) -> list[FieldAgreement]:
+    keys = instance.eval_config.target_keys()
+    if not report.strip() or not keys:
+        return []
+    rules = parse_report(report, keys).fields
+    llm = llm_parse(endpoint.chat, endpoint.model, report, instance.eval_config.parser_prompt, keys).fields
+    return [FieldAgreement(case_id=instance.case_id, bench_subset=instance.meta_info.bench_subset,
+                           key=k, rules=rules[k], llm=llm[k], agree=same_value(rules[k], llm[k]))
+            for k in keys if rules.get(k) is not None and llm.get(k) is not None]
 
 
 def same_value(a: object, b: object) -> bool:

@@ -20,6 +20,19 @@ InstanceStatus = Literal[
 ]
 
 
+EventKind = Literal["model_retry", "kernel_restart", "sandbox_failure", "interrupted"]
+
+
+class InfraEvent(BaseModel):
+    """Something that happened to the harness, not the model: a retried model call, a kernel
+    restart, a sandbox failure, an interruption. Kept in the transcript for the audit."""
+
+    kind: EventKind
+    detail: str
+    turn: int | None = None  # the turn it happened in, when there was one
+    at_s: float | None = None  # seconds since the instance started
+
+
 class Usage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None

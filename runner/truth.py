@@ -49,6 +49,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 
 from runner import catalog
 from runner.fileio import progress_bar, sha256_file, write_atomic
+from validation.errors import UserError
 from validation.instance import (
     ALL_SUBSETS,
     SUBSETS,  # noqa: F401 (re-exported: the four BrainBench subsets)
@@ -95,7 +96,7 @@ GROUND_TRUTH_TYPES = {
 }
 
 
-class TruthError(RuntimeError):
+class TruthError(UserError, RuntimeError):
     """Ground truth could not be made; the message names the task file, case or field."""
 
 
@@ -459,6 +460,11 @@ def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
 
 
 # --- the result cache ----------------------------------------------------------------------
+
+
+def default_jobs() -> int:
+    """Worker processes for the reference scripts: one per CPU."""
+    return os.cpu_count() or 1
 
 
 def default_cache_dir(project_root: Path) -> Path:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from runner.data import DataError
 from runner.fileio import write_atomic
 
 SFREQ = 256
@@ -60,7 +61,7 @@ def build_epochs(data_root: Path) -> list[Epoch]:
     muscle = _ranked_windows(Path(data_root) / PSG_SOURCE, ("EMG EMG1", "EMG EMG2"), (20.0, 100.0), "rms")
     needed = CLEAN_COUNT + 2 * len(SNR_LEVELS_DB) * PER_LEVEL
     if len(clean) < needed:
-        raise RuntimeError(f"T2: only {len(clean)} clean EEG windows in {EEG_SOURCE}, need {needed}")
+        raise DataError(f"T2: only {len(clean)} clean EEG windows in {EEG_SOURCE}, need {needed}")
     rng = random.Random(SEED)
     bases = rng.sample(clean, needed)
     epochs = [(("clean", None, base, None)) for base in bases[:CLEAN_COUNT]]
@@ -134,7 +135,7 @@ def _clean_windows(path: Path) -> list[tuple[str, np.ndarray]]:
     windows = []
     for channel in CLEAN_CHANNELS:
         if channel.lower() not in wanted:
-            raise RuntimeError(f"T2: channel {channel} missing from {path}")
+            raise DataError(f"T2: channel {channel} missing from {path}")
         x = sosfiltfilt(sos, data[wanted[channel.lower()]])
         x = resample_poly(x, SFREQ, int(sfreq)) if sfreq != SFREQ else x
         for start in range(SFREQ, len(x) - SAMPLES - SFREQ, SAMPLES):  # skip filter edges
@@ -153,7 +154,7 @@ def _ranked_windows(path: Path, channels: tuple[str, ...], band: tuple[float, fl
 
     data, names, sfreq = _read(path)
     if int(sfreq) != SFREQ:
-        raise RuntimeError(f"T2: {path} has {sfreq} Hz, expected {SFREQ}")
+        raise DataError(f"T2: {path} has {sfreq} Hz, expected {SFREQ}")
     sos = butter(4, band, btype="bandpass", fs=sfreq, output="sos")
     scored = []
     for channel in channels:

@@ -12,10 +12,12 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from validation.errors import UserError
+
 FIXED_HEADER = 256
 
 
-class EdfError(ValueError):
+class EdfError(UserError, ValueError):
     """An EDF file this module cannot read or cut; the message names the file."""
 
 

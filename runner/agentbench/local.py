@@ -21,6 +21,7 @@ from runner.agentbench.adapters import ADAPTERS
 from runner.agentbench.adapters.base import DatasetTask, LocalCase
 from runner.agentbench.specs import PARSER_PROMPT, SCRIPT, SUBSET
 from runner.fileio import write_atomic
+from validation.errors import UserError
 from validation.instance import dump_instance
 
 STAGE_DIR = "local"
@@ -30,10 +31,10 @@ def build_local(dataset: str, root: Path, project_root: Path, data_root: Path,
                 out_dir: Path) -> list[Path]:
     """Stage the dataset's cases and write its instance files; returns their paths."""
     if dataset not in ADAPTERS:
-        raise ValueError(f"unknown dataset {dataset!r}; expected one of {', '.join(sorted(ADAPTERS))}")
+        raise UserError(f"unknown dataset {dataset!r}; expected one of {', '.join(sorted(ADAPTERS))}")
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
-        raise FileNotFoundError(f"--root {root} is not a directory")
+        raise UserError(f"--root {root} is not a directory")
     task = ADAPTERS[dataset].build(root)
     spec = task_spec(task, [stage_case(task.dataset, case, Path(data_root)) for case in task.cases])
     folder = Path(out_dir) / dataset

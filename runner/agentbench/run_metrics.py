@@ -1,21 +1,18 @@
 """EEGAgentBench metrics of a run: its finished T-instances and their parsed answers ->
 validation.agentbench.aggregate -> a table for `eegbench logs` / `eegbench show RUN`.
 
-The answers are what scoring parsed (score.json of each instance); the metric params (ground
-truth, label set, duration, subject, epochs) come from the instance files, found by case id.
+The answers are what scoring parsed (each instance's score); the metric params (ground truth,
+label set, duration, subject, epochs) come from the instance as the run saved and scored it.
 Instances that ended in an infrastructure error were never scored and are left out (they are
 not model failures); every scored instance counts, an unparseable answer as wrong.
 """
 from __future__ import annotations
 
-import json
-
 from rich.table import Table
 
-from runner import catalog
 from runner.run.store import RunStore
 from validation.agentbench.aggregate import AgentBenchMetrics, AnswerRecord, aggregate, is_agentbench
-from validation.instance import AGENTBENCH_TYPES, Instance
+from validation.instance import AGENTBENCH_SUBSET, AGENTBENCH_TYPES
 
 ROWS = (
     ("accuracy", "Accuracy"), ("macro_f1", "Macro-F1"), ("kappa", "Cohen's kappa"),
@@ -26,31 +23,32 @@ ROWS = (
 )
 
 
-def answer_records(store: RunStore, instances: list[Instance] | None = None) -> list[AnswerRecord]:
-    """One record per scored EEGAgentBench instance of the run."""
-    by_id = {i.case_id: i for i in (instances if instances is not None else catalog.load_all())}
+def answer_records(store: RunStore) -> list[AnswerRecord]:
+    """One record per scored EEGAgentBench instance of the run, from its saved instance."""
     records = []
     for result in store.results():
-        instance = by_id.get(result.case_id)
-        score_path = store.instance_dir(result.case_id) / "score.json"
-        if instance is None or not score_path.is_file():
+        if result.bench_subset != AGENTBENCH_SUBSET:
             continue
+        score = store.read_score(result.case_id)
+        if score is None:
+            continue
+        instance = store.saved_instance(result.case_id)
         metric = next((m for m in instance.eval_config.metrics if m.type in AGENTBENCH_TYPES), None)
         if metric is None or not is_agentbench(metric.params):
             continue
-        score = json.loads(score_path.read_text())
-        predicted = next((m.get("predicted") for m in score.get("metrics", [])
-                          if m.get("metric_id") == metric.metric_id), None)
+        predicted = next((m.predicted for m in score.metrics if m.metric_id == metric.metric_id), None)
         records.append(AnswerRecord(case_id=result.case_id, params=metric.params, answer=predicted))
     return records
 
 
-def run_metrics(store: RunStore, instances: list[Instance] | None = None) -> AgentBenchMetrics | None:
-    records = answer_records(store, instances)
+def run_metrics(store: RunStore) -> AgentBenchMetrics | None:
+    """The run-level EEGAgentBench metrics, or None when the run holds no T-instance."""
+    records = answer_records(store)
     return aggregate(records) if records else None
 
 
 def metrics_table(metrics: AgentBenchMetrics) -> Table:
+    """Per family: instances, unparseable answers, the primary and secondary metrics."""
     families = list(metrics.families)
     table = Table(title="EEGAgentBench metrics")
     table.add_column("metric")

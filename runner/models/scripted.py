@@ -13,7 +13,12 @@ from pathlib import Path
 
 from runner.models.base import Completion, Message, Model, ModelSession
 from runner.transcript import Usage
+from validation.errors import UserError
 from validation.instance import Instance
+
+
+class RepliesFileError(UserError, ValueError):
+    """A replies file that cannot be read or is not {"replies": ["...", ...]}."""
 
 
 class ScriptedModel(Model):
@@ -40,11 +45,12 @@ class ListSession(ModelSession):
 
     def __init__(self, replies: list[str]) -> None:
         self._replies = replies
-        self._calls = 0
+        self.calls = 0  # how many replies were handed out
 
     def complete(self, messages: list[Message]) -> Completion:
-        index = self._calls
-        self._calls += 1
+        """The next reply, "" once the list is used up."""
+        index = self.calls
+        self.calls += 1
         text = self._replies[index] if index < len(self._replies) else ""
         return Completion(text=text, usage=Usage(), latency_s=0.0)
 
@@ -54,19 +60,19 @@ def load_replies(path: Path) -> list[str]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read scripted replies file: {exc}") from exc
+        raise RepliesFileError(f"{path}: cannot read scripted replies file: {exc}") from exc
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from exc
+        raise RepliesFileError(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(data, dict) or "replies" not in data:
-        raise ValueError(f'{path}: missing field "replies" (expected {{"replies": ["...", ...]}})')
+        raise RepliesFileError(f'{path}: missing field "replies" (expected {{"replies": ["...", ...]}})')
     replies = data["replies"]
     if not isinstance(replies, list):
-        raise ValueError(
+        raise RepliesFileError(
             f'{path}: field "replies" must be a list of strings, got {type(replies).__name__}'
         )
     for i, item in enumerate(replies):
         if not isinstance(item, str):
-            raise ValueError(
+            raise RepliesFileError(
                 f'{path}: field "replies[{i}]" must be a string, got {type(item).__name__}'
             )
     return replies

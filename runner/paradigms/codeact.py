@@ -6,17 +6,17 @@ hands them in, so every way the loop can end leaves teardown to one place.
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
-from typing import Callable
+from typing import Any
 
-from runner.config import ControlLimits
-from runner.models.base import Message, ModelSession
+from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.actions import parse_action
+from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
 from runner.sandbox.base import Sandbox, SandboxError
+from runner.settings import ControlLimits
 from runner.transcript import Observation, Turn
 from validation.instance import Instance
 
@@ -37,25 +37,18 @@ class CodeActLoop(TurnLoop):
         sandbox: Sandbox,
         controls: ControlLimits,
         *,
-        should_stop: Callable[[], bool] = lambda: False,
-        on_turn: Callable[[Turn], None] = lambda turn: None,
         system_prompt: str = prompts.SYSTEM_PROMPT,
+        **hooks: Any,
     ) -> None:
-        self.instance = instance
-        self.session = session
-        self.sandbox = sandbox
-        self.controls = controls
-        self.should_stop = should_stop
-        self.on_turn = on_turn
-        self.messages: list[Message] = [
+        messages: list[Message] = [
             {"role": "system", "content": system_prompt},
             {"role": "user", "content": prompts.instance_message(instance)},
         ]
-        self.turns: list[Turn] = []
+        super().__init__(instance, session, controls, messages, **hooks)
+        self.sandbox = sandbox
         self.code_counts: Counter[str] = Counter()
         self.error_counts: Counter[str] = Counter()
         self.no_action = 0
-        self.deadline = time.monotonic() + controls.deadline_s
 
     def _round(self, index: int, final: bool) -> InstanceOutcome | None:
         self._check_time()
@@ -83,7 +76,7 @@ class CodeActLoop(TurnLoop):
         self._execute(turn, action.body)
         return None
 
-    def _complete(self):
+    def _complete(self) -> Completion:
         return self._model_call(lambda: self.session.complete(list(self.messages)))
 
     def _no_action(self, turn: Turn) -> InstanceOutcome | None:
@@ -102,9 +95,12 @@ class CodeActLoop(TurnLoop):
             obs = self.sandbox.execute(code)
         except SandboxError as exc:
             self._record(turn)
+            self._event("sandbox_failure", str(exc))
             raise _Stop("infra_error", f"sandbox error: {exc}") from exc
         turn.observation = obs
         self._record(turn)
+        if obs.restarted:
+            self._event("kernel_restart", f"after a {obs.status} execution")
         self.messages.append({"role": "user", "content": prompts.observation_message(obs.text)})
         self._check_repeats(turn.code_sha256, error_fingerprint(obs))
 
@@ -119,5 +115,18 @@ class CodeActLoop(TurnLoop):
             raise _Stop("repeated_failure", f"same error {self.error_counts[fingerprint]} times")
 
 
-def run_codeact(instance, session, sandbox, controls, **hooks) -> InstanceOutcome:
-    return CodeActLoop(instance, session, sandbox, controls, **hooks).run()
+class CodeAct(Paradigm):
+    """BrainBench's CodeAct: one <execute> or <solution> action per turn, code in the kernel."""
+
+    name = "codeact"
+    system_prompt = prompts.SYSTEM_PROMPT
+
+    def run(self, episode: Episode) -> InstanceOutcome:
+        """The CodeAct loop in the episode's sandbox."""
+        if episode.sandbox is None:
+            raise ValueError(f"{episode.instance.case_id}: the {self.name} paradigm needs a sandbox")
+        return CodeActLoop(
+            episode.instance, episode.session, episode.sandbox, episode.controls,
+            system_prompt=self.system_prompt, should_stop=episode.should_stop, on_turn=episode.on_turn,
+            on_event=episode.on_event,
+        ).run()

@@ -1,22 +1,29 @@
 """What every paradigm's loop shares: the round driver, the stop and deadline checks, the
-model call's error mapping, the turn record and the outcome.
+model call's error mapping, the turn record, infrastructure events and the outcome.
 
-A paradigm subclasses TurnLoop and implements `_round`; raising Stop anywhere ends the
+A paradigm's loop subclasses TurnLoop and implements `_round`; raising Stop anywhere ends the
 instance with that status.
 """
 from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TypeVar
 
-from runner.models.base import Message, ModelError
-from runner.transcript import InstanceStatus, Turn
+from runner.models.base import Completion, Message, ModelError, ModelSession
+from runner.settings import ControlLimits
+from runner.transcript import EventKind, InfraEvent, InstanceStatus, Turn
+from validation.instance import Instance
+
+C = TypeVar("C", bound=Completion)
 
 
 @dataclass
 class InstanceOutcome:
+    """How an instance ended: status, the report to score, and what happened."""
+
     status: InstanceStatus
     report: str | None
     turns: list[Turn]
@@ -26,25 +33,58 @@ class InstanceOutcome:
 
 
 class Stop(Exception):
+    """Ends the instance with `status` (raised from anywhere inside a round)."""
+
     def __init__(self, status: InstanceStatus, error: str | None = None) -> None:
+        super().__init__(error or status)
         self.status = status
         self.error = error
 
 
 def sha256_text(text: str) -> str:
+    """Hex sha256 of text (lone surrogates kept, so any model reply hashes)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _never() -> bool:
+    return False
+
+
+def _ignore_turn(turn: Turn) -> None:
+    return None
+
+
+def _ignore_event(event: InfraEvent) -> None:
+    return None
+
+
 class TurnLoop:
-    # set by subclasses' __init__
-    controls: object
-    should_stop: Callable[[], bool]
-    on_turn: Callable[[Turn], None]
-    messages: list[Message]
-    turns: list[Turn]
-    deadline: float
+    """The round driver; subclasses implement `_round` (one model reply and its action)."""
+
+    def __init__(
+        self,
+        instance: Instance,
+        session: ModelSession,
+        controls: ControlLimits,
+        messages: list[Message],
+        *,
+        should_stop: Callable[[], bool] = _never,
+        on_turn: Callable[[Turn], None] = _ignore_turn,
+        on_event: Callable[[InfraEvent], None] = _ignore_event,
+    ) -> None:
+        self.instance = instance
+        self.session = session
+        self.controls = controls
+        self.messages = messages
+        self.should_stop = should_stop
+        self.on_turn = on_turn
+        self.on_event = on_event
+        self.turns: list[Turn] = []
+        self.started = time.monotonic()
+        self.deadline = self.started + controls.deadline_s
 
     def run(self) -> InstanceOutcome:
+        """Rounds until an action ends the instance, a control stops it, or rounds run out."""
         try:
             for index in range(self.controls.max_rounds):
                 outcome = self._round(index, final=index == self.controls.max_rounds - 1)
@@ -57,12 +97,20 @@ class TurnLoop:
     def _round(self, index: int, final: bool) -> InstanceOutcome | None:
         raise NotImplementedError
 
-    def _model_call(self, call: Callable[[], object]):
+    def _model_call(self, call: Callable[[], C]) -> C:
+        """One model reply; retried attempts become events, a failed call ends the instance."""
         try:
-            return call()
+            completion = call()
         except ModelError as exc:
             kind = "infrastructure" if exc.infrastructure else "request"
             raise Stop("infra_error", f"model {kind} error: {exc}") from exc
+        for retry in completion.retries:
+            self._event("model_retry", retry)
+        return completion
+
+    def _event(self, kind: EventKind, detail: str) -> None:
+        self.on_event(InfraEvent(kind=kind, detail=detail, turn=len(self.turns),
+                                 at_s=round(time.monotonic() - self.started, 3)))
 
     def _check_time(self) -> None:
         if self.should_stop():

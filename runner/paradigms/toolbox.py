@@ -15,7 +15,6 @@ import eegtools
 from eegtools import ToolError
 from validation.instance import Instance, sandbox_path
 
-
 SFREQ_KEYS = ("sfreq", "sampling_rate", "sampling_rate_hz")  # agent_input fields declaring a .npy's rate
 
 

@@ -12,19 +12,20 @@ failing calls, and the instance deadline.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-import time
 from collections import Counter
-from typing import Callable
+from typing import Any
 
 import eegtools
-from runner.config import ControlLimits
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
+from runner.paradigms.base import Episode, Paradigm
+from runner.paradigms.json_actions import parse_arguments, parse_json_action
 from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
-from runner.paradigms.json_actions import parse_arguments, parse_json_action
 from runner.paradigms.toolbox import Toolbox
+from runner.settings import ControlLimits
 from runner.transcript import ToolCallRecord, Turn
 from validation.instance import Instance
 
@@ -41,27 +42,19 @@ class ToolsLoop(TurnLoop):
         session: ModelSession,
         toolbox: Toolbox,
         controls: ControlLimits,
-        *,
-        should_stop: Callable[[], bool] = lambda: False,
-        on_turn: Callable[[Turn], None] = lambda turn: None,
+        **hooks: Any,
     ) -> None:
-        self.instance = instance
-        self.session = session
-        self.toolbox = toolbox
-        self.controls = controls
-        self.should_stop = should_stop
-        self.on_turn = on_turn
-        self.schemas = eegtools.schemas() if controls.tool_calling == "auto" else []
-        self.messages: list[Message] = [
+        messages: list[Message] = [
             {"role": "system", "content": prompts.tools_system_prompt()},
             {"role": "user", "content": prompts.tools_instance_message(instance, toolbox.describe_records())},
         ]
-        self.turns: list[Turn] = []
+        super().__init__(instance, session, controls, messages, **hooks)
+        self.toolbox = toolbox
+        self.schemas = eegtools.schemas() if controls.tool_calling == "auto" else []
         self.calls_made = 0
         self.ceiling_told = False
         self.failures: Counter[str] = Counter()
         self.no_action = 0
-        self.deadline = time.monotonic() + controls.deadline_s
 
     def _round(self, index: int, final: bool) -> InstanceOutcome | None:
         self._check_time()
@@ -164,5 +157,25 @@ class ToolsLoop(TurnLoop):
         return self._model_call(lambda: self.session.complete_with_tools(list(self.messages), self.schemas))
 
 
-def run_tools(instance, session, toolbox, controls, **hooks) -> InstanceOutcome:
-    return ToolsLoop(instance, session, toolbox, controls, **hooks).run()
+class Tools(Paradigm):
+    """EEGAgentBench's tool calling: no code, one tool call or the answer per turn; the
+    tools run in the controller against the instance's recordings."""
+
+    name = "tools"
+    needs_sandbox = False
+
+    def run(self, episode: Episode) -> InstanceOutcome:
+        """The tool loop over the instance's recordings."""
+        toolbox = Toolbox(episode.instance, episode.data_root, episode.controls.tool_budget_tokens)
+        return ToolsLoop(episode.instance, episode.session, toolbox, episode.controls,
+                         should_stop=episode.should_stop, on_turn=episode.on_turn, on_event=episode.on_event).run()
+
+    def describe(self) -> dict[str, Any]:
+        """The tool schemas change what the model sees: their hash goes into run.json."""
+        return {"name": self.name, "tool_schemas_sha256": tool_schemas_sha256()}
+
+
+def tool_schemas_sha256() -> str:
+    """sha256 of the tool schemas as sent to the model (canonical JSON)."""
+    text = json.dumps(eegtools.schemas(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

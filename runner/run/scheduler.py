@@ -1,45 +1,45 @@
-"""Running a set of instances: parallel jobs, resume, progress, and a clean stop.
+"""Running a set of instances: resume, progress, warm sandboxes, and a clean stop.
 
-Each instance gets its own sandbox, model session and scratch workspace; the scheduler is
-the one place that starts and tears them down, so a Ctrl-C, a SIGTERM or a crash of one
-instance never leaves a kernel behind or a half-written result.
+The scheduler is the one place that starts and tears down each instance's sandbox and model
+session, so a Ctrl-C, a SIGTERM or a crash of one instance never leaves a kernel behind or a
+half-written result. Where the instances run is the executor's business
+(runner/run/executors); what a model does in one is the paradigm's (runner/paradigms).
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import FrameType, TracebackType
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from runner.config import RunConfig
-from runner.fileio import write_atomic, write_json
+from runner.log import instance_log
 from runner.models.base import Model
-from runner.paradigms.codeact import run_codeact
+from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome
-from runner.paradigms.hybrid import LIBRARIES, run_hybrid
-from runner.paradigms.toolbox import Toolbox
-from runner.paradigms.tools import run_tools
-from runner.run.store import ResultRecord, RunStore, retain_artifacts
+from runner.run.executors.base import Attempt, Executor
+from runner.run.records import ResultRecord, TranscriptRecord
+from runner.run.store import RunStore
 from runner.run.warm_pool import WarmPool
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.procfs import start_time
 from runner.scoring.scorer import Scorer
-from validation.instance import Instance, dump_instance
+from runner.transcript import InfraEvent
+from validation.instance import Instance
+from validation.scoring import InstanceScore
 
 SCRATCH_ROOT = Path(tempfile.gettempdir()) / "eegbench-work"
+log = logging.getLogger(__name__)
 
 
 class Interrupted(Exception):
@@ -48,6 +48,8 @@ class Interrupted(Exception):
 
 @dataclass
 class Tally:
+    """The progress line's numbers."""
+
     total: int
     done: int = 0
     infra: int = 0
@@ -55,6 +57,7 @@ class Tally:
     scores: list[float] = field(default_factory=list)
 
     def line(self) -> str:
+        """done, infrastructure errors, running, mean score."""
         mean = f"{sum(self.scores) / len(self.scores):.1f}" if self.scores else "-"
         return (
             f"done {self.done}/{self.total}  infra errors {self.infra}  "
@@ -62,125 +65,187 @@ class Tally:
         )
 
 
+@dataclass(frozen=True)
+class RunParts:
+    """What a run is made of, built by `eegbench eval` from the RunConfig."""
+
+    model: Model
+    paradigm: Paradigm
+    backend: Backend
+    executor: Executor
+    scorer: Scorer
+    data_root: Path
+
+
 class Scheduler:
-    def __init__(
-        self,
-        config: RunConfig,
-        store: RunStore,
-        model: Model,
-        backend: Backend,
-        data_root: Path,
-        console: Console | None = None,
-        scorer: Scorer | None = None,
-    ) -> None:
+    """Runs instances through the executor; the executor's `Job`."""
+
+    def __init__(self, config: RunConfig, store: RunStore, parts: RunParts, console: Console | None = None) -> None:
         self.config = config
-        self.scorer = scorer or Scorer("rules", None, None, None)
         self.store = store
-        self.model = model
-        self.backend = backend
-        self.data_root = Path(data_root)
+        self.parts = parts
         self.console = console or Console(stderr=True)
         self.stop = threading.Event()
         self._active: dict[str, Sandbox] = {}
         self._lock = threading.Lock()
         # --warm-pool: the next instances' sandboxes start while the current ones run.
-        # The tools paradigm starts no sandbox, so there is nothing to warm.
-        self.pool = WarmPool(self.backend.start, config.jobs) if config.warm_pool and config.paradigm != "tools" else None
+        warm = config.warm_pool and parts.paradigm.needs_sandbox
+        self.pool = WarmPool(parts.backend.start, config.jobs) if warm else None
         self._prefetched: set[str] = set()
         self.sandbox_waits: dict[str, float] = {}  # case id -> seconds its run waited for a sandbox
+        self._tally = Tally(total=0)
+        self._refresh = lambda: None
 
     # -- the run --------------------------------------------------------------------------
+
     def run(self, instances: list[Instance]) -> list[ResultRecord]:
+        """Run what is not finished yet; write summary.json however the run ends."""
         finished = self.store.finished()
         pending = [i for i in instances if i.case_id not in finished]
         if finished:
             self.console.print(f"resuming {self.store.run_id}: {len(finished)} finished, {len(pending)} to run")
-        tally = Tally(total=len(instances), done=len(instances) - len(pending))
-        tally.scores = [r.score for r in finished.values() if r.score is not None]
-        with _signals_raise_interrupt():
-            self._run_pending(pending, tally)
+        self._tally = Tally(total=len(instances), done=len(instances) - len(pending),
+                            scores=[r.score for r in finished.values() if r.score is not None])
+        try:
+            with _signals_raise_interrupt():
+                self._run_pending(pending)
+        finally:
+            self.store.write_summary()
         return self.store.results()
 
-    def _run_pending(self, pending: list[Instance], tally: Tally) -> None:
+    def _run_pending(self, pending: list[Instance]) -> None:
         progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TextColumn("{task.fields[status]}"),
             console=self.console, transient=False,
         )
-        pool = ThreadPoolExecutor(max_workers=self.config.jobs, thread_name_prefix="instance")
+        tally = self._tally
         try:
             with progress:
-                bar = progress.add_task(self.store.run_id, total=tally.total, completed=tally.done, status=tally.line())
-                self._drive(pool, pending, tally, lambda: progress.update(bar, completed=tally.done, status=tally.line()))
+                bar: TaskID = progress.add_task(self.store.run_id, total=tally.total, completed=tally.done,
+                                                status=tally.line())
+                self._refresh = lambda: progress.update(bar, completed=tally.done, status=tally.line())
+                self.parts.executor.run(pending, self.config.jobs, self, self.stop)
         except KeyboardInterrupt as exc:
-            self.stop.set()
-            self._close_active()
-            self.model.close()  # unblocks sessions waiting on a model server
-            self._close_pool()
-            pool.shutdown(wait=True, cancel_futures=True)
             self._close_active()  # sandboxes a worker took from the pool meanwhile
             raise Interrupted(f"stopped: {tally.done} of {tally.total} instances finished and kept") from exc
         finally:
             self._close_pool()
-        pool.shutdown(wait=True)
 
-    def _drive(self, pool, pending, tally, refresh) -> None:
-        queue = list(reversed(pending))
-        running: dict[Future, str] = {}
-        while queue or running:
-            while queue and len(running) < self.config.jobs:
-                inst = queue.pop()
-                running[pool.submit(self.run_instance, inst)] = inst.case_id
-            if self.pool is not None:
-                for inst in queue[-self.config.jobs:]:  # the next ones to run (popped from the end)
-                    self._prefetch(inst)
-            tally.running = len(running)
-            refresh()
-            done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                running.pop(future)
-                record = future.result()
-                if record is None:
-                    continue
-                tally.done += record.status != "infra_error"
-                tally.infra += record.status == "infra_error"
-                if record.score is not None:
-                    tally.scores.append(record.score)
-        tally.running = 0
-        refresh()
+    # -- Job: the executor's callbacks ---------------------------------------------------------
+
+    def progress(self, running: int, upcoming: list[Instance]) -> None:
+        """Refresh the bar; warm the sandboxes of the next instances."""
+        self._tally.running = running
+        if self.pool is not None:
+            for instance in upcoming:
+                self._prefetch(instance)
+        self._refresh()
+
+    def result(self, record: ResultRecord | None) -> None:
+        """Count a finished instance."""
+        if record is None:
+            return
+        self._tally.done += record.status != "infra_error"
+        self._tally.infra += record.status == "infra_error"
+        if record.score is not None:
+            self._tally.scores.append(record.score)
+
+    def abort(self) -> None:
+        """Unblock running work: close its sandboxes, the model and the warm pool."""
+        self.stop.set()
+        self._close_active()
+        self.parts.model.close()  # unblocks sessions waiting on a model server
+        self._close_pool()
 
     # -- one instance ---------------------------------------------------------------------
-    def run_instance(self, instance: Instance) -> ResultRecord | None:
-        started = time.monotonic()
-        audit = self.store.reset_instance(instance.case_id)
+
+    def work(self, instance: Instance) -> Attempt | None:
+        """Sandbox, session, the paradigm's loop, teardown and retained artifacts."""
+        case_id = instance.case_id
+        started, began = time.time(), time.monotonic()
+        self.store.begin_instance(case_id, self.parts.paradigm.name)
+        events: list[InfraEvent] = []
+
+        def on_event(event: InfraEvent) -> None:
+            events.append(event)
+            self.store.append_event(case_id, event)
+            log.warning("%s: %s: %s", case_id, event.kind, event.detail)
+
         with self._lock:
-            warm = instance.case_id in self._prefetched
-            self._prefetched.discard(instance.case_id)
-        workspace = self._scratch_path(instance.case_id) if warm else self._scratch(instance.case_id)
-        try:
-            outcome = self._attempt(instance, workspace)
-            artifacts = retain_artifacts(workspace, audit / "artifacts")
-        finally:
-            shutil.rmtree(workspace, ignore_errors=True)
+            warm = case_id in self._prefetched
+            self._prefetched.discard(case_id)
+        workspace = self._scratch_path(case_id) if warm else self._scratch(case_id)
+        with instance_log(self.store.log_path(case_id), case_id):
+            log.info("%s: started (%s, %s)", case_id, self.parts.paradigm.name, self.parts.backend.name)
+            try:
+                outcome = self._attempt(instance, workspace, on_event)
+                artifacts = self.store.retain_artifacts(case_id, workspace)
+            finally:
+                shutil.rmtree(workspace, ignore_errors=True)
+            log.info("%s: %s after %d turn(s)", case_id, outcome.status, len(outcome.turns))
         if self.stop.is_set():
             return None  # interrupted mid-instance: record nothing, it reruns on resume
-        return self._finish(instance, outcome, artifacts, audit, time.monotonic() - started)
+        return Attempt(instance, outcome, artifacts, time.monotonic() - began, events, started)
+
+    def finish(self, attempt: Attempt) -> ResultRecord:
+        """Score the attempt, write its audit record, then append its results line."""
+        instance, outcome = attempt.instance, attempt.outcome
+        score = self._score(attempt) if outcome.status != "infra_error" else None
+        transcript = TranscriptRecord(
+            case_id=instance.case_id, status=outcome.status, error=outcome.error, messages=outcome.messages,
+            turns=outcome.turns, events=attempt.events, paradigm=self.parts.paradigm.name,
+            started_at=attempt.started_at, controller_pid=os.getpid(), controller_start=start_time(os.getpid()),
+        )
+        self.store.write_instance(instance, transcript, outcome.report, attempt.artifacts, score)
+        record = _result_record(instance, outcome, score, attempt.duration_s)
+        self.store.append_result(record)
+        return record
+
+    def _score(self, attempt: Attempt) -> InstanceScore:
+        manifest = [a.as_manifest() for a in attempt.artifacts]
+        artifacts_dir = self.store.artifacts_dir(attempt.instance.case_id)
+        return self.parts.scorer.score(attempt.instance, attempt.outcome.report, artifacts_dir, manifest)
+
+    def _attempt(self, instance: Instance, workspace: Path,
+                 on_event: Callable[[InfraEvent], None]) -> InstanceOutcome:
+        paradigm = self.parts.paradigm
+        episode = Episode(instance=instance, session=self.parts.model.session(instance), controls=self.config.controls,
+                          data_root=self.parts.data_root, should_stop=self.stop.is_set,
+                          on_turn=lambda turn: self.store.append_turn(instance.case_id, turn),
+                          on_event=on_event)
+        if not paradigm.needs_sandbox:
+            return paradigm.run(episode)
+        try:
+            sandbox = self._sandbox(instance, workspace)
+        except SandboxError as exc:
+            episode.on_event(InfraEvent(kind="sandbox_failure", detail=f"start failed: {exc}"))
+            return InstanceOutcome("infra_error", None, [], [], f"sandbox start failed: {exc}")
+        with self._lock:
+            self._active[instance.case_id] = sandbox
+        if self.stop.is_set():  # stopped while it started: the teardown may have run already
+            sandbox.close()
+        try:
+            return paradigm.run(replace(episode, sandbox=sandbox))
+        finally:
+            with self._lock:
+                self._active.pop(instance.case_id, None)
+            sandbox.close()
 
     def _spec(self, instance: Instance, workspace: Path) -> SandboxSpec:
-        hybrid = self.config.paradigm == "hybrid"
         return SandboxSpec(
             run_id=self.store.run_id,
             case_id=instance.case_id,
-            data_root=self.data_root,
+            data_root=self.parts.data_root,
             inputs=tuple(instance.agent_input.input_paths()),
             workspace=workspace,
             limits=self.config.sandbox_limits(),
-            libraries=LIBRARIES if hybrid else (),
+            libraries=self.parts.paradigm.libraries,
         )
 
     def _prefetch(self, instance: Instance) -> None:
         with self._lock:
-            if instance.case_id in self._prefetched or self.stop.is_set():
+            if instance.case_id in self._prefetched or self.stop.is_set() or self.pool is None:
                 return
             self._prefetched.add(instance.case_id)
         self.pool.prefetch(self._spec(instance, self._scratch(instance.case_id)))
@@ -192,64 +257,10 @@ class Scheduler:
         if self.pool is not None:
             sandbox, _ = self.pool.take(instance.case_id)
         if sandbox is None:
-            sandbox = self.backend.start(self._spec(instance, workspace))
+            sandbox = self.parts.backend.start(self._spec(instance, workspace))
         self.sandbox_waits[instance.case_id] = time.monotonic() - began
+        log.info("%s: sandbox ready after %.2f s", instance.case_id, self.sandbox_waits[instance.case_id])
         return sandbox
-
-    def _attempt(self, instance: Instance, workspace: Path) -> InstanceOutcome:
-        if self.config.paradigm == "tools":  # no sandbox: the tools run in this process
-            session = self.model.session(instance)
-            toolbox = Toolbox(instance, self.data_root, self.config.controls.tool_budget_tokens)
-            return run_tools(instance, session, toolbox, self.config.controls, should_stop=self.stop.is_set)
-        try:
-            sandbox = self._sandbox(instance, workspace)
-        except SandboxError as exc:
-            return InstanceOutcome("infra_error", None, [], [], f"sandbox start failed: {exc}")
-        with self._lock:
-            self._active[instance.case_id] = sandbox
-        if self.stop.is_set():  # stopped while it started: the teardown may have run already
-            sandbox.close()
-        try:
-            session = self.model.session(instance)
-            run = run_hybrid if self.config.paradigm == "hybrid" else run_codeact
-            return run(instance, session, sandbox, self.config.controls, should_stop=self.stop.is_set)
-        finally:
-            with self._lock:
-                self._active.pop(instance.case_id, None)
-            sandbox.close()
-
-    def _finish(self, instance, outcome: InstanceOutcome, artifacts, audit: Path, duration: float) -> ResultRecord:
-        scored = outcome.status != "infra_error"
-        write_atomic(audit / "instance.json", dump_instance(instance))  # what was scored, for audit and re-scoring
-        score = self.scorer.score(instance, outcome.report, audit / "artifacts", artifacts) if scored else None
-        write_json(audit / "transcript.json", {
-            "case_id": instance.case_id,
-            "status": outcome.status,
-            "error": outcome.error,
-            "messages": outcome.messages,
-            "turns": [t.model_dump(mode="json") for t in outcome.turns],
-        })
-        write_atomic(audit / "report.md", outcome.report or "")
-        write_json(audit / "artifacts.json", artifacts)
-        if score is not None:
-            write_json(audit / "score.json", score.model_dump(mode="json"))
-        record = ResultRecord(
-            case_id=instance.case_id,
-            task_id=instance.task_id,
-            bench_subset=instance.meta_info.bench_subset,
-            difficulty=instance.meta_info.difficulty,
-            status=outcome.status,
-            score=score.score if score is not None else None,
-            rounds=len(outcome.turns),
-            prompt_tokens=sum(t.usage.prompt_tokens or 0 for t in outcome.turns),
-            completion_tokens=sum(t.usage.completion_tokens or 0 for t in outcome.turns),
-            duration_s=round(duration, 3),
-            error=outcome.error,
-            unscored=score.unscored if score is not None else [],
-            violations=len(score.violations) if score is not None else 0,
-        )
-        self.store.append_result(record)
-        return record
 
     def _scratch_path(self, case_id: str) -> Path:
         # The pid keeps two controllers that reuse a run name from sharing a workspace.
@@ -277,23 +288,42 @@ class Scheduler:
         for box in boxes:
             try:
                 box.close()
-            except Exception as exc:  # teardown must go on for the others
-                self.console.print(f"[red]sandbox teardown failed: {exc}")
+            except Exception as exc:  # noqa: BLE001 - teardown must go on for the others
+                log.error("sandbox teardown of %s failed: %s", box.spec.case_id, exc)
+
+
+def _result_record(instance: Instance, outcome: InstanceOutcome, score: InstanceScore | None,
+                   duration_s: float) -> ResultRecord:
+    return ResultRecord(
+        case_id=instance.case_id,
+        task_id=instance.task_id,
+        bench_subset=instance.meta_info.bench_subset,
+        difficulty=instance.meta_info.difficulty,
+        status=outcome.status,
+        score=score.score if score is not None else None,
+        rounds=len(outcome.turns),
+        prompt_tokens=sum(t.usage.prompt_tokens or 0 for t in outcome.turns),
+        completion_tokens=sum(t.usage.completion_tokens or 0 for t in outcome.turns),
+        duration_s=round(duration_s, 3),
+        error=outcome.error,
+        unscored=score.unscored if score is not None else [],
+        violations=len(score.violations) if score is not None else 0,
+    )
 
 
 class _signals_raise_interrupt:
     """SIGTERM behaves like Ctrl-C, so both take the same clean-stop path."""
 
-    def __enter__(self):
-        self._previous = None
+    def __enter__(self) -> _signals_raise_interrupt:
+        self._previous: signal.Handlers | None = None
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._raise)
+            self._previous = signal.signal(signal.SIGTERM, self._raise)  # type: ignore[assignment]
         return self
 
     @staticmethod
-    def _raise(signum, frame):
+    def _raise(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._previous is not None:
             signal.signal(signal.SIGTERM, self._previous)

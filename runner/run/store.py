@@ -1,81 +1,110 @@
-"""The run directory: run.json, results.jsonl and one audit directory per instance.
+"""The run directory, and the one place that reads and writes it.
 
 runs/<run_id>/
-  run.json                 settings, versions, instance-set hash
+  run.json                 format version, settings, versions, instance-set hash
   results.jsonl            one line per finished instance, appended atomically
-  instances/<case_id>/     transcript.json, report.md, score.json, artifacts/ + manifest
+  summary.json             counts and means per subset (rewritten when a run stops)
+  instances/<case_id>/     instance.json (as scored), transcript.json, turns.jsonl (while it
+                           runs), report.md, score.json, artifacts/ + artifacts.json,
+                           controller.log, scores/<name>.json (re-scores)
+  scores/<name>.jsonl      re-scores; audit-parser.json
 
 An instance's directory is complete before its results line is appended, so a line in
-results.jsonl always points at a full audit record; a crash leaves at most an orphan
-directory that the next attempt overwrites.
+results.jsonl always points at a full audit record; a crash leaves at most an unfinished
+directory (its transcript has no status, its turns are in turns.jsonl) that `eegbench show`
+can read and the next attempt overwrites.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
-import stat
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ValidationError
 
 from runner.config import RunConfig
 from runner.fileio import write_atomic, write_json
+from runner.run.artifacts import retain_artifacts
+from runner.run.records import (
+    FORMAT_VERSION,
+    ArtifactEntry,
+    ResultRecord,
+    RunRecord,
+    RunSummary,
+    TranscriptRecord,
+    check_format,
+)
+from runner.run.summary import summarize
+from runner.sandbox.procfs import start_time
+from runner.transcript import InfraEvent, Turn
+from validation.errors import UserError
+from validation.instance import Instance, dump_instance, load_instance
+from validation.scoring import InstanceScore
 
 RESULTS = "results.jsonl"
 RUN_JSON = "run.json"
-MAX_ARTIFACT_BYTES = 200 * 1024 * 1024
+SUMMARY = "summary.json"
+TRANSCRIPT = "transcript.json"
+TURNS = "turns.jsonl"  # streamed while the instance runs; folded into transcript.json at the end
+CONTROLLER_LOG = "controller.log"
 
 
-class RunConflict(RuntimeError):
+class RunConflict(UserError, ValueError):
     """RUN names an existing run made with different settings."""
 
 
-class ResultRecord(BaseModel):
-    case_id: str
-    task_id: str
-    bench_subset: str
-    difficulty: str | None = None
-    status: str
-    score: float | None  # 0..100; None for infra_error (never scored)
-    rounds: int
-    prompt_tokens: int
-    completion_tokens: int
-    duration_s: float
-    error: str | None = None
-    unscored: list[str] = Field(default_factory=list)  # metric ids left out of the score
-    violations: int = 0  # unsafe artifact paths the scorer refused
+class MissingRecord(UserError, FileNotFoundError):
+    """A run or an instance record that is not there; the message names run, case and file."""
 
 
 class RunStore:
+    """Owns runs/<run_id>/: every read and write of a run directory goes through it."""
+
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._lock = threading.Lock()
 
     @property
     def run_id(self) -> str:
+        """The run's name (its directory's name)."""
         return self.root.name
 
     def exists(self) -> bool:
+        """Whether run.json is there."""
         return (self.root / RUN_JSON).exists()
 
-    def read_run(self) -> dict:
-        return json.loads((self.root / RUN_JSON).read_text())
+    # -- run.json ----------------------------------------------------------------------------
 
-    def open(self, config: RunConfig, environment: dict) -> bool:
+    def read_run(self) -> RunRecord:
+        """run.json, typed; refuses a newer format."""
+        path = self.root / RUN_JSON
+        if not path.is_file():
+            raise MissingRecord(f"{self.root} is not a run directory (no {RUN_JSON})")
+        record = RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        check_format(record.format_version, f"run {self.run_id}")
+        return record
+
+    def config(self) -> RunConfig:
+        """The settings the run was made with."""
+        return RunConfig.from_record(self.read_run().config)
+
+    def open(self, config: RunConfig, environment: dict[str, Any]) -> bool:
         """Create the run, or check a rerun matches it. Returns True when resuming."""
         if self.exists():
             self._check_same(config)
             self._compact_results()
             return True
         (self.root / "instances").mkdir(parents=True, exist_ok=True)
-        write_json(self.root / RUN_JSON, {"config": config.model_dump(mode="json"), **environment})
+        record = {"format_version": FORMAT_VERSION, "config": config.model_dump(mode="json"), **environment}
+        write_json(self.root / RUN_JSON, record)
         return False
 
     def _check_same(self, config: RunConfig) -> None:
-        recorded = RunConfig.model_validate(self.read_run()["config"]).resume_key()
+        recorded = self.config().resume_key()
         wanted = config.resume_key()
         diffs = [key for key in sorted(set(recorded) | set(wanted)) if recorded.get(key) != wanted.get(key)]
         if diffs:
@@ -84,7 +113,10 @@ class RunStore:
                 "choose another RUN= or rerun with the recorded settings"
             )
 
+    # -- results.jsonl ---------------------------------------------------------------------
+
     def results(self) -> list[ResultRecord]:
+        """Every readable line of results.jsonl, in order."""
         path = self.root / RESULTS
         if not path.exists():
             return []
@@ -92,11 +124,12 @@ class RunStore:
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 records.append(ResultRecord.model_validate_json(line))
-            except ValueError:
+            except ValidationError:
                 continue  # a line cut by a crash: the instance is simply not finished
         return records
 
     def finished(self) -> dict[str, ResultRecord]:
+        """Finished instances by case id (an infra_error is not finished: it is retried)."""
         return {r.case_id: r for r in self.results() if r.status != "infra_error"}
 
     def _compact_results(self) -> None:
@@ -109,6 +142,7 @@ class RunStore:
         write_atomic(self.root / RESULTS, text)
 
     def append_result(self, record: ResultRecord) -> None:
+        """Append one line with a single write and fsync: a crash leaves it whole or torn."""
         line = (record.model_dump_json() + "\n").encode("utf-8")
         with self._lock:
             fd = os.open(self.root / RESULTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -118,61 +152,169 @@ class RunStore:
             finally:
                 os.close(fd)
 
+    # -- summary.json -------------------------------------------------------------------------
+
+    def write_summary(self) -> RunSummary:
+        """Recompute summary.json from results.jsonl."""
+        summary = summarize(self.run_id, self.results())
+        write_atomic(self.root / SUMMARY, summary.model_dump_json(indent=2) + "\n")
+        return summary
+
+    def summary(self) -> RunSummary:
+        """summary.json when it covers every results line, else computed afresh (a run that
+        is still going, or one written before summaries existed)."""
+        results = self.results()
+        path = self.root / SUMMARY
+        if path.is_file():
+            recorded = RunSummary.model_validate_json(path.read_text(encoding="utf-8"))
+            check_format(recorded.format_version, f"{path}")
+            if recorded.results == len(results):
+                return recorded
+        return summarize(self.run_id, results)
+
+    # -- one instance: writing ----------------------------------------------------------------
+
     def instance_dir(self, case_id: str) -> Path:
+        """instances/<case_id>/ (the case id is checked: it names a directory)."""
+        if not case_id or "/" in case_id or case_id in (".", ".."):
+            raise UserError(f"run {self.run_id}: {case_id!r} is not a case id")
         return self.root / "instances" / case_id
 
-    def reset_instance(self, case_id: str) -> Path:
+    def artifacts_dir(self, case_id: str) -> Path:
+        """Where the instance's retained artifacts are."""
+        return self.instance_dir(case_id) / "artifacts"
+
+    def log_path(self, case_id: str) -> Path:
+        """The instance's controller log."""
+        return self.instance_dir(case_id) / CONTROLLER_LOG
+
+    def begin_instance(self, case_id: str, paradigm: str) -> None:
+        """A fresh directory holding an unfinished transcript (no status), so a running or
+        killed instance can be inspected; turns then stream into turns.jsonl."""
         path = self.instance_dir(case_id)
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
+        header = TranscriptRecord(case_id=case_id, paradigm=paradigm, started_at=time.time(),
+                                  controller_pid=os.getpid(), controller_start=start_time(os.getpid()))
+        write_atomic(path / TRANSCRIPT, header.model_dump_json(indent=2) + "\n")
+
+    def append_turn(self, case_id: str, turn: Turn) -> None:
+        """Stream one turn of a running instance to disk."""
+        self._append_stream(case_id, {"turn": turn.model_dump(mode="json")})
+
+    def append_event(self, case_id: str, event: InfraEvent) -> None:
+        """Stream one infrastructure event of a running instance to disk."""
+        self._append_stream(case_id, {"event": event.model_dump(mode="json")})
+
+    def _append_stream(self, case_id: str, entry: dict[str, Any]) -> None:
+        with open(self.instance_dir(case_id) / TURNS, "a", encoding="utf-8") as stream:
+            stream.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def retain_artifacts(self, case_id: str, workspace: Path) -> list[ArtifactEntry]:
+        """Copy the workspace's file_check/ into the instance's artifacts/ (see run.artifacts)."""
+        return retain_artifacts(workspace, self.artifacts_dir(case_id))
+
+    def write_instance(self, instance: Instance, transcript: TranscriptRecord, report: str | None,
+                       artifacts: list[ArtifactEntry], score: InstanceScore | None) -> None:
+        """The finished instance's audit record: what was scored, what happened, the report,
+        the artifact manifest and the score. Called before its results line is appended."""
+        path = self.instance_dir(instance.case_id)
+        write_atomic(path / "instance.json", dump_instance(instance))
+        write_atomic(path / "report.md", report or "")
+        write_json(path / "artifacts.json", [a.model_dump(mode="json", exclude_none=True) for a in artifacts])
+        if score is not None:
+            write_json(path / "score.json", score.model_dump(mode="json"))
+        write_atomic(path / TRANSCRIPT, transcript.model_dump_json(indent=2) + "\n")
+        (path / TURNS).unlink(missing_ok=True)
+
+    def write_case_score(self, case_id: str, name: str, record: dict[str, Any]) -> None:
+        """A re-score of one instance: instances/<case>/scores/<name>.json."""
+        write_json(self.instance_dir(case_id) / "scores" / f"{name}.json", record)
+
+    def write_scores(self, name: str, rows: list[BaseModel], settings: dict[str, Any]) -> Path:
+        """A re-score of the run: scores/<name>.jsonl and its settings; returns the jsonl path."""
+        path = self.root / "scores" / f"{name}.jsonl"
+        write_atomic(path, "".join(r.model_dump_json() + "\n" for r in rows))
+        write_json(self.root / "scores" / f"{name}.settings.json", settings)
         return path
 
+    def write_audit(self, name: str, record: dict[str, Any]) -> Path:
+        """A run-level audit file such as audit-parser.json."""
+        path = self.root / f"{name}.json"
+        write_json(path, record)
+        return path
 
-def retain_artifacts(workspace: Path, dest: Path) -> list[dict]:
-    """Copy regular files under workspace/file_check/ to dest, with sha256.
+    # -- one instance: reading ----------------------------------------------------------------
 
-    Symlinks and special files are recorded, never followed: the workspace was written by
-    hostile code. Copying stops at MAX_ARTIFACT_BYTES.
-    """
-    source = workspace / "file_check"
-    manifest: list[dict] = []
-    if source.is_symlink() or (source.exists() and not source.is_dir()):
-        return [_refused_entry(source, "")]
-    if not source.is_dir():
-        return manifest
-    copied = 0
-    for path in sorted(source.rglob("*")):
-        rel = path.relative_to(source).as_posix()
-        mode = path.lstat().st_mode
-        if stat.S_ISDIR(mode):
-            continue
-        if not stat.S_ISREG(mode):
-            manifest.append(_refused_entry(path, rel))
-            continue
-        size = path.lstat().st_size
-        if copied + size > MAX_ARTIFACT_BYTES:
-            manifest.append({"path": rel, "bytes": size, "skipped": "artifact size cap reached"})
-            continue
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        digest = _copy_no_follow(path, target)
-        copied += size
-        manifest.append({"path": rel, "bytes": size, "sha256": digest})
-    return manifest
+    def read_transcript(self, case_id: str) -> TranscriptRecord:
+        """The instance's transcript; for an unfinished one, the turns streamed so far."""
+        path = self.instance_dir(case_id) / TRANSCRIPT
+        if not path.is_file():
+            raise MissingRecord(f"run {self.run_id} has no instance {case_id!r} (no {path})")
+        transcript = TranscriptRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        if transcript.status is None:
+            turns, events = self._read_stream(case_id)
+            transcript = transcript.model_copy(update={"turns": turns, "events": events})
+        return transcript
+
+    def _read_stream(self, case_id: str) -> tuple[list[Turn], list[InfraEvent]]:
+        path = self.instance_dir(case_id) / TURNS
+        turns: list[Turn] = []
+        events: list[InfraEvent] = []
+        if not path.is_file():
+            return turns, events
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+                if "turn" in entry:
+                    turns.append(Turn.model_validate(entry["turn"]))
+                elif "event" in entry:
+                    events.append(InfraEvent.model_validate(entry["event"]))
+            except (ValueError, ValidationError):
+                continue  # the line being written when the controller died
+        return turns, events
+
+    def saved_instance(self, case_id: str) -> Instance:
+        """The instance as it was scored (instance.json), not the catalog's current one."""
+        path = self.instance_dir(case_id) / "instance.json"
+        if not path.is_file():
+            raise MissingRecord(f"run {self.run_id}: instance {case_id!r} has no saved instance.json")
+        return load_instance(path)
+
+    def read_score(self, case_id: str) -> InstanceScore | None:
+        """score.json, or None when the instance was not scored (infra_error, unfinished)."""
+        path = self.instance_dir(case_id) / "score.json"
+        if not path.is_file():
+            return None
+        return InstanceScore.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def read_report(self, case_id: str) -> str:
+        """The final report ("" when there was none)."""
+        path = self.instance_dir(case_id) / "report.md"
+        return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+    def read_artifacts(self, case_id: str) -> list[ArtifactEntry]:
+        """The artifact manifest ([] when the instance kept no files)."""
+        path = self.instance_dir(case_id) / "artifacts.json"
+        if not path.is_file():
+            return []
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        return [ArtifactEntry.model_validate(e) for e in entries]
 
 
-def _refused_entry(path: Path, rel: str) -> dict:
-    """A symlink or special file: recorded with where it points, never read."""
-    if path.is_symlink():
-        return {"path": rel, "skipped": "symlink (never followed)", "link_target": os.readlink(path)}
-    return {"path": rel, "skipped": "not a regular file (special file)"}
+def list_runs(runs_dir: Path) -> list[str]:
+    """Names of the runs under a runs directory."""
+    if not runs_dir.is_dir():
+        return []
+    return sorted(p.name for p in runs_dir.iterdir() if (p / RUN_JSON).exists())
 
 
-def _copy_no_follow(src: Path, dst: Path) -> str:
-    digest = hashlib.sha256()
-    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as reader, open(dst, "wb") as writer:
-        for chunk in iter(lambda: reader.read(1 << 20), b""):
-            digest.update(chunk)
-            writer.write(chunk)
-    return digest.hexdigest()
+def open_run(run: str, runs_dir: Path) -> RunStore:
+    """A run by name (under runs_dir) or by path; MissingRecord lists the runs there."""
+    path = Path(run)
+    store = RunStore(path if path.is_dir() and (path / RUN_JSON).exists() else runs_dir / run)
+    if not store.exists():
+        known = ", ".join(list_runs(runs_dir)) or "none"
+        raise MissingRecord(f"no run named {run!r} (looked in {runs_dir}); runs: {known}")
+    store.read_run()  # refuses a newer format before anything else reads it
+    return store

@@ -33,6 +33,11 @@ def get_backend(name: str) -> Backend:
 SANDBOX_CHOICES = ("auto", "local", "docker")
 
 
+def sandbox_choices() -> tuple[str, ...]:
+    """What SANDBOX= accepts: auto and every registered backend."""
+    return ("auto", *BACKENDS)
+
+
 def choose_backend(name: str) -> tuple[Backend, str]:
     """The backend for SANDBOX=name, and why (for the run log); `auto` takes docker when the
     daemon answers and the kernel image exists, else local."""

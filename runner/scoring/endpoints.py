@@ -15,20 +15,24 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable
 
 from runner.fileio import write_atomic
 from runner.models.base import Model
+from runner.models.scripted import load_replies
+from runner.models.spec import ModelSpec
+from runner.paths import Environment
+from runner.settings import ModelSettings
+from validation.errors import UserError
 
 ROLES = ("parser", "judge", "vlm")
 JSON_MODE = {"type": "json_object"}
 
 
-class EndpointError(ValueError):
+class EndpointError(UserError, ValueError):
     """A scoring endpoint spec or its environment is unusable; names the role and variable."""
 
 
@@ -64,25 +68,23 @@ class Endpoint:
         return self.cache_dir / key[:2] / f"{key}.json"
 
 
-def resolve(role: str, spec: str | None, *, evaluated: str | None, project_root: Path,
-            cache_dir: Path | None, environ: Mapping[str, str] | None = None) -> Endpoint | None:
+def resolve(role: str, spec: str | None, *, evaluated: str | None, env: Environment,
+            cache_dir: Path | None) -> Endpoint | None:
     """The endpoint a role's spec names, or None (rules only / no judge)."""
-    env = os.environ if environ is None else environ
-    spec = spec or env.get(f"EEGBENCH_{role.upper()}_MODEL") or None
-    if spec is None and role == "parser" and evaluated and evaluated.split(":", 1)[0] in ("openai", "local"):
+    spec = spec or env.get(f"EEGBENCH_{role.upper()}_MODEL")
+    if spec is None and role == "parser" and evaluated and ModelSpec.parse(evaluated).kind in ("openai", "local"):
         spec = evaluated
     if spec is None or spec == "none":
         return None
-    kind, _, arg = spec.partition(":")
-    if kind == "script":
-        return _scripted(role, arg, cache_dir)
-    if kind == "local":
-        return _local(role, arg, project_root, cache_dir)
-    name = arg if kind == "openai" else spec
-    return _openai(role, name, env, cache_dir)
+    parsed = ModelSpec.parse(spec, role="scoring")
+    if parsed.kind == "script":
+        return _scripted(role, str(parsed.argument), cache_dir)
+    if parsed.kind == "local":
+        return _local(role, parsed.argument, env, cache_dir)
+    return _openai(role, str(parsed.argument), env, cache_dir)
 
 
-def _openai(role: str, name: str, env: Mapping[str, str], cache_dir: Path | None) -> Endpoint:
+def _openai(role: str, name: str, env: Environment, cache_dir: Path | None) -> Endpoint:
     from runner.models.openai_client import OpenAIModel, public_url
 
     prefix = f"EEGBENCH_{role.upper()}_"
@@ -96,11 +98,10 @@ def _openai(role: str, name: str, env: Mapping[str, str], cache_dir: Path | None
                     cache_dir=cache_dir, owner=client)
 
 
-def _local(role: str, gguf: str, project_root: Path, cache_dir: Path | None) -> Endpoint:
-    from runner.models import ModelOptions
+def _local(role: str, gguf: str | None, env: Environment, cache_dir: Path | None) -> Endpoint:
     from runner.models.local_server import LocalModel
 
-    model = LocalModel(gguf or None, project_root=project_root, options=ModelOptions(max_tokens=256))
+    model = LocalModel(gguf, models_dir=env.paths.data_root / "models", settings=ModelSettings(max_tokens=256))
     return Endpoint(role, model.name, _sender(model.client), {"server": "xllamacpp (started for scoring)"},
                     cache_dir=cache_dir, owner=model)
 
@@ -111,10 +112,10 @@ def _sender(client) -> Callable[[list[dict]], str]:
 
 def _scripted(role: str, path: str, cache_dir: Path | None) -> Endpoint:
     try:
-        replies = json.loads(Path(path).read_text())["replies"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise EndpointError(f"{role} script:{path}: expected a JSON file {{\"replies\": [...]}} ({exc})") from None
-    if not isinstance(replies, list) or not replies or not all(isinstance(r, str) for r in replies):
+        replies = load_replies(Path(path))
+    except ValueError as exc:
+        raise EndpointError(f"{role} script:{path}: {exc}") from None
+    if not replies:
         raise EndpointError(f"{role} script:{path}: 'replies' must be a non-empty list of strings")
     turn = itertools.cycle(replies)
     lock = threading.Lock()

@@ -6,19 +6,16 @@ instance is then left unscored, never scored against fields nobody extracted.
 """
 from __future__ import annotations
 
-from typing import Literal
-
 from runner.models.base import ModelError
 from runner.scoring.endpoints import Endpoint
+from runner.settings import ParserMode
+from validation.errors import InfrastructureError
 from validation.instance import Instance
 from validation.llm_parser import llm_parse
 from validation.parser import ParsedReport, parse_report
 
-ParserMode = Literal["auto", "rules", "llm"]
-PARSER_MODES = ("auto", "rules", "llm")
 
-
-class ParserUnavailable(RuntimeError):
+class ParserUnavailable(InfrastructureError, RuntimeError):
     """The LLM parser endpoint could not be reached."""
 
 

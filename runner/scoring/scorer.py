@@ -9,26 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from runner.models.base import ModelError
+from runner.paths import Environment
 from runner.scoring.endpoints import Endpoint, resolve
-from runner.scoring.parsing import ParserMode, ParserUnavailable, parse
+from runner.scoring.parsing import ParserUnavailable, parse
+from runner.settings import ParserMode, ScoringSettings
 from validation.context import JudgeVerdict, ScoringContext
+from validation.errors import UserError
 from validation.instance import Instance
 from validation.judge import LLMImageJudge, LLMJudge
 from validation.scoring import InstanceScore, MetricResult, score_instance
 
-CACHE_DIR = Path(".cache") / "scoring"
 
-
-class ScoringSettings(BaseModel):
-    """As given on the command line (None: the environment or the default decides)."""
-
-    parser: ParserMode = "auto"
-    parser_model: str | None = None
-    judge: str | None = None
-    vlm_judge: str | None = None
+def cache_dir(env: Environment) -> Path:
+    """Where parser and judge replies are cached, keyed by (model, request)."""
+    return env.paths.cache_dir / "scoring"
 
 
 class Scorer:
@@ -69,12 +64,13 @@ class Scorer:
                 endpoint.close()
 
 
-def build_scorer(settings: ScoringSettings, *, evaluated: str | None, project_root: Path) -> Scorer:
-    cache = project_root / CACHE_DIR
+def build_scorer(settings: ScoringSettings, *, evaluated: str | None, env: Environment) -> Scorer:
+    """The parser and judge endpoints the settings name, opened (and closed again on failure)."""
+    cache = cache_dir(env)
     made: list[Endpoint] = []
 
     def endpoint(role: str, spec: str | None, evaluated_model: str | None) -> Endpoint | None:
-        found = resolve(role, spec, evaluated=evaluated_model, project_root=project_root, cache_dir=cache)
+        found = resolve(role, spec, evaluated=evaluated_model, env=env, cache_dir=cache)
         if found is not None:
             made.append(found)
         return found
@@ -82,7 +78,7 @@ def build_scorer(settings: ScoringSettings, *, evaluated: str | None, project_ro
     try:
         parser = None if settings.parser == "rules" else endpoint("parser", settings.parser_model, evaluated)
         if parser is None and settings.parser == "llm":
-            raise ValueError("PARSER=llm needs a parser model: set EEGBENCH_PARSER_MODEL or "
+            raise UserError("PARSER=llm needs a parser model: set EEGBENCH_PARSER_MODEL or "
                              "--parser-model (the evaluated model has no endpoint)")
         judge = endpoint("judge", settings.judge, None)
         vlm = endpoint("vlm", settings.vlm_judge, None)

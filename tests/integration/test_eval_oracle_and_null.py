@@ -3,7 +3,6 @@ then `eegbench logs` and `eegbench show` on the oracle run."""
 import pytest
 
 
-
 @pytest.fixture(scope="module")
 def oracle_run(oracle_local_run):
     return oracle_local_run  # session-scoped in conftest: test_eval_on_docker compares with it

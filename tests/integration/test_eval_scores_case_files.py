@@ -2,13 +2,12 @@
 PATH`) with a scripted model, gets every validation unit scored from the report and the
 files written in the sandbox, and re-scores the run later with `eegbench score`."""
 import json
-import shutil
 from pathlib import Path
 
 import mne
 import pytest
 
-from runner.data import data_root
+from runner.paths import Environment
 
 EDF = "eegmmidb/S001R02.edf"
 JUDGE_YES = '{"score": 1, "rationale": "consistent with the reference"}'
@@ -18,7 +17,7 @@ JUDGE_NO = '{"score": 0, "rationale": "contradicts the reference"}'
 @pytest.fixture(scope="module")
 def recording() -> dict:
     """Expected values, read independently of the code under test."""
-    raw = mne.io.read_raw_edf(data_root() / EDF, preload=False, verbose="ERROR")
+    raw = mne.io.read_raw_edf(Environment.from_os().paths.data_root / EDF, preload=False, verbose="ERROR")
     return {"n_channels": len(raw.ch_names), "names": raw.ch_names[:3], "sfreq": float(raw.info["sfreq"]),
             "duration": raw.n_times / float(raw.info["sfreq"])}
 
@@ -97,7 +96,7 @@ def cases(tmp_path, recording) -> Path:
 
 
 def run_case(eegbench, cases, run, model, *extra):
-    proc = eegbench("eval", "--cases", str(cases), "--data-root", str(data_root()), "--model", model,
+    proc = eegbench("eval", "--cases", str(cases), "--data-root", str(Environment.from_os().paths.data_root), "--model", model,
                     "--run", run, "--jobs", "1", *extra, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads((eegbench.runs_dir / run / "instances" / "bb_all_units" / "score.json").read_text())
@@ -172,7 +171,7 @@ def test_hostile_artifact_paths_score_0_and_are_recorded(eegbench, tmp_path):
     folder.mkdir()
     (folder / "case.json").write_text(json.dumps(case))
     model = script(tmp_path, "hostile", HOSTILE_CODE.format(edf=EDF), HOSTILE_PATHS)
-    proc = eegbench("eval", "--cases", str(folder), "--data-root", str(data_root()), "--model", model,
+    proc = eegbench("eval", "--cases", str(folder), "--data-root", str(Environment.from_os().paths.data_root), "--model", model,
                     "--run", "hostile", "--jobs", "1", "--parser", "rules", timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     audit = eegbench.runs_dir / "hostile/instances/bb_hostile_paths"

@@ -1,6 +1,7 @@
 import pytest
 
 from runner import catalog
+from validation.errors import UserError
 from validation.instance import Instance
 
 
@@ -22,7 +23,7 @@ def test_select_by_subset_task_case_and_prefix():
 
 
 def test_unknown_selector_is_named():
-    with pytest.raises(ValueError, match="nope"):
+    with pytest.raises(UserError, match="nope"):
         catalog.select([inst("sa_x-01")], ["sa_x", "nope"])
 
 

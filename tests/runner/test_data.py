@@ -13,6 +13,7 @@ import pytest
 
 from runner import data
 from runner.data import DOWNLOADS, DataError, fetch, load_manifest, sha256_file, verify
+from runner.paths import PROJECT_ROOT, Environment, Paths
 
 MANIFEST = load_manifest()
 SMALL = data.Manifest(
@@ -22,7 +23,7 @@ SMALL = data.Manifest(
 
 def _seed(root, manifest):
     """Copy archives that the project's cache already holds (and that are intact)."""
-    cache = data.data_root() / DOWNLOADS
+    cache = Environment.from_os().paths.data_root / DOWNLOADS
     target = root / DOWNLOADS
     target.mkdir(parents=True, exist_ok=True)
     for package in manifest.packages:
@@ -130,11 +131,9 @@ def test_attribution_names_source_licence_and_citation_of_every_file(fetched):
         assert item.licence in section and item.citation in section and item.source in section
 
 
-def test_data_root_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("EEGBENCH_DATA", str(tmp_path))
-    assert data.data_root() == tmp_path.resolve()
-    monkeypatch.delenv("EEGBENCH_DATA")
-    assert data.data_root() == data.PROJECT_ROOT / "data"
+def test_data_root_follows_the_environment(tmp_path):
+    assert Paths.from_environ({"EEGBENCH_DATA": str(tmp_path)}).data_root == tmp_path.resolve()
+    assert Paths.from_environ({}).data_root == PROJECT_ROOT / "data"
 
 
 def test_manifest_pins_every_recording_of_the_layout():

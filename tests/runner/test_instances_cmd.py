@@ -19,6 +19,7 @@ from runner.instances_cmd import (
     unit_summary,
 )
 from validation.baseline import task_baselines
+from validation.errors import UserError
 from validation.instance import Instance
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,7 @@ def test_filters_combine_and_accept_names_or_slugs(instances):
     ({"difficulties": ["trivial"]}, "difficulty trivial"),
 ])
 def test_unknown_filter_value_is_named(instances, kwargs, named):
-    with pytest.raises(ValueError, match=named):
+    with pytest.raises(UserError, match=named):
         filter_instances(instances, **kwargs)
 
 

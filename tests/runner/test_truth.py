@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from runner import data, truth
+from runner.paths import Environment
 from runner.truth import TruthError, check, generate, load_task, load_tasks
 from validation.instance import load_instance
 
@@ -19,7 +20,7 @@ REAL_TASKS = ("sa_sleep_metrics", "pi_alpha_reactivity")  # fast: pandas and sci
 @pytest.fixture(scope="module")
 def data_root():
     """The project's recording cache (fetched first on a machine that has none)."""
-    root = data.data_root()
+    root = Environment.from_os().paths.data_root
     needed = ("yasa/sample_data_sri.csv", "plux/eeg_sample_closed_open_eyes.h5")
     if not all((root / dest).is_file() for dest in needed):
         data.fetch(root, progress=False)

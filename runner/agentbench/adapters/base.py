@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from validation.errors import UserError
 
-class AdapterError(ValueError):
+
+class AdapterError(UserError, ValueError):
     """The local copy does not have the layout the adapter reads; the message names the path."""
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from runner.agentbench.adapters import bonn, chbmit, ds004504, sleepedfx
 from runner.agentbench.adapters.base import AdapterError
-from runner.data import data_root
+from runner.paths import Environment
 from tests.fixtures import datasets as fx
 from validation.agentbench.answers import expand_hypnogram
 
@@ -45,7 +45,7 @@ def test_ds004504_separate_fdt_is_staged_beside_the_set(tmp_path):
 
 
 def test_chbmit_summary_parser_on_the_real_summaries():
-    folder = data_root() / "epilepsy2bids"
+    folder = Environment.from_os().paths.data_root / "epilepsy2bids"
     chb05 = chbmit.parse_summary((folder / "chb05-summary.txt").read_text(), "chb05")
     chb08 = chbmit.parse_summary((folder / "chb08-summary.txt").read_text(), "chb08")
     assert (len(chb05), len(chb08)) == (39, 20)

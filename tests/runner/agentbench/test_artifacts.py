@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from runner.agentbench import artifacts, specs
-from runner.catalog import PROJECT_ROOT, load_all
+from runner.catalog import load_all
+from runner.paths import PROJECT_ROOT
 from tests.fixtures.datasets import agentbench_data_root
 
 

@@ -2,7 +2,7 @@ import json
 from collections import Counter
 
 from runner.agentbench import knowledge, specs
-from runner.catalog import PROJECT_ROOT
+from runner.paths import PROJECT_ROOT
 
 
 def test_bank_has_twenty_distinct_four_option_questions():

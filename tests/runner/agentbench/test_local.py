@@ -5,8 +5,9 @@ import json
 import pytest
 
 from runner.agentbench.local import build_local
-from runner.catalog import PROJECT_ROOT
+from runner.paths import PROJECT_ROOT
 from tests.fixtures import datasets as fx
+from validation.errors import UserError
 from validation.instance import load_instance
 from validation.scoring import score_instance
 
@@ -47,7 +48,7 @@ def test_stale_instances_of_the_dataset_are_removed(tmp_path):
 
 
 def test_unknown_dataset_and_missing_root_are_named(tmp_path):
-    with pytest.raises(ValueError, match="unknown dataset 'tuh'"):
+    with pytest.raises(UserError, match="unknown dataset 'tuh'"):
         build_local("tuh", tmp_path, PROJECT_ROOT, tmp_path, tmp_path)
-    with pytest.raises(FileNotFoundError, match="nowhere"):
+    with pytest.raises(UserError, match="nowhere"):
         build_local("bonn", tmp_path / "nowhere", PROJECT_ROOT, tmp_path, tmp_path)

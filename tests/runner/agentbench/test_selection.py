@@ -12,13 +12,13 @@ def test_default_set_excludes_eegagentbench_and_set_selects_it():
     assert len(default) + len(chosen) == len(instances)
 
 
-def test_local_instances_dir_is_loaded_too(tmp_path, monkeypatch):
+def test_local_instances_dir_is_loaded_too(tmp_path):
     source = next(p for p in catalog.instance_files() if "eegagentbench" in p.parts)
     (tmp_path / "bonn").mkdir()
     text = source.read_text().replace('"case_id": "', '"case_id": "zz_local_')
     (tmp_path / "bonn" / "x.json").write_text(text)
-    monkeypatch.setenv("EEGBENCH_LOCAL_INSTANCES", str(tmp_path))
-    assert any(i.case_id.startswith("zz_local_") for i in catalog.load_all())
+    assert any(i.case_id.startswith("zz_local_") for i in catalog.load_all(local_dir=tmp_path))
+    assert not any(i.case_id.startswith("zz_local_") for i in catalog.load_all())
 
 
 def test_eegagentbench_manifest_describes_the_committed_instances():

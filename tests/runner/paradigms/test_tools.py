@@ -10,7 +10,7 @@ from runner.models.base import Completion, ModelError, ModelSession, ToolCall
 from runner.paradigms import prompts
 from runner.paradigms.json_actions import parse_json_action
 from runner.paradigms.toolbox import Toolbox
-from runner.paradigms.tools import run_tools
+from runner.paradigms.tools import ToolsLoop
 from runner.transcript import Usage
 from validation.instance import Instance
 from validation.scoring import score_instance
@@ -64,7 +64,7 @@ def run(replies, instance=None, **limits):
     session = Replies(replies)
     controls = ControlLimits(**limits)
     toolbox = Toolbox(instance, DATA, controls.tool_budget_tokens)
-    return run_tools(instance, session, toolbox, controls), session
+    return ToolsLoop(instance, session, toolbox, controls).run(), session
 
 
 def test_tool_call_observation_then_final_answer_is_scored():

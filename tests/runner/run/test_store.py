@@ -4,7 +4,9 @@ import os
 import pytest
 
 from runner.config import RunConfig
-from runner.run.store import ResultRecord, RunConflict, RunStore, retain_artifacts
+from runner.run.artifacts import retain_artifacts
+from runner.run.records import ResultRecord
+from runner.run.store import RunConflict, RunStore
 
 
 def record(case, status="solution", score=100.0):
@@ -47,8 +49,9 @@ def test_artifacts_are_copied_with_sha256_and_symlinks_never_followed(tmp_path):
     os.symlink("/etc/passwd", ws / "file_check" / "leak.txt")
     os.symlink("/etc", ws / "file_check" / "etcdir")
     manifest = retain_artifacts(ws, tmp_path / "out")
-    by_path = {m["path"]: m for m in manifest}
-    assert by_path["sub/x.npy"]["sha256"] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    by_path = {m.path: m for m in manifest}
+    assert by_path["sub/x.npy"].sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert (tmp_path / "out" / "sub" / "x.npy").read_bytes() == b"abc"
-    assert "skipped" in by_path["leak.txt"] and "skipped" in by_path["etcdir"]
+    assert by_path["leak.txt"].skipped and by_path["etcdir"].skipped
+    assert by_path["leak.txt"].link_target == "/etc/passwd"
     assert not (tmp_path / "out" / "leak.txt").exists()

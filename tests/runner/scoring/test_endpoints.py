@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.paths import Environment, Paths
 from runner.scoring.endpoints import Endpoint, EndpointError, resolve
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -86,8 +87,8 @@ def script(tmp_path, name, replies):
 
 
 def res(role, spec, tmp_path, evaluated=None, environ=None):
-    return resolve(role, spec, evaluated=evaluated, project_root=ROOT, cache_dir=tmp_path / "cache",
-                   environ=environ if environ is not None else {})
+    env = Environment(paths=Paths(project_root=ROOT), variables=environ if environ is not None else {})
+    return resolve(role, spec, evaluated=evaluated, env=env, cache_dir=tmp_path / "cache")
 
 
 OPENAI_ENV = {"EEGBENCH_BASE_URL": "http://127.0.0.1:9/v1", "EEGBENCH_API_KEY": "sk-test-secret"}

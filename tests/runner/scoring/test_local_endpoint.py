@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from runner.models import ModelOptions
 from runner.models.local_server import LocalModel
 from runner.scoring.endpoints import JSON_MODE, Endpoint
+from runner.settings import ModelSettings
 from validation.llm_parser import llm_parse
 
 REPORT = "Final answer: the recording has 64 channels sampled at 160 Hz."
@@ -20,13 +20,13 @@ def endpoint(model: LocalModel, cache_dir) -> Endpoint:
 @pytest.fixture(scope="module")
 def short_server():
     """max_tokens=4: every reply is cut inside its JSON object."""
-    with LocalModel(options=ModelOptions(max_tokens=4)) as model:
+    with LocalModel(settings=ModelSettings(max_tokens=4)) as model:
         yield model
 
 
 @pytest.fixture(scope="module")
 def server():
-    with LocalModel(options=ModelOptions(max_tokens=48)) as model:
+    with LocalModel(settings=ModelSettings(max_tokens=48)) as model:
         yield model
 
 

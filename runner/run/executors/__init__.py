@@ -1,0 +1,16 @@
+"""Executors by name: `EXECUTORS.get("threads")` (runner/run/executors/base.py: the contract)."""
+from __future__ import annotations
+
+from runner.registry import Registry
+from runner.run.executors.base import Executor
+
+EXECUTORS: Registry[Executor] = Registry("executor")
+
+
+def _threads() -> Executor:
+    from runner.run.executors.threads import ThreadExecutor
+
+    return ThreadExecutor()
+
+
+EXECUTORS.register("threads", _threads)

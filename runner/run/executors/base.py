@@ -1,0 +1,62 @@
+"""The executor contract: how a run's instances are spread over workers.
+
+The scheduler is the `Job`: `work` runs one instance where the sandbox and the model loop
+live (sandbox start, the loop, teardown, the artifacts it left) and returns an `Attempt`;
+`finish` scores it and records it in the run directory, on the side that owns the run
+directory. An executor decides where `work` runs (threads of this process today; other
+machines next) and calls back `progress` and `result` from the driving thread. A new executor
+is one module with an `Executor` subclass and one `register` line in executors/__init__.py.
+"""
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from runner.paradigms.loop import InstanceOutcome
+from runner.run.records import ArtifactEntry, ResultRecord
+from runner.transcript import InfraEvent
+from validation.instance import Instance
+
+
+@dataclass
+class Attempt:
+    """What one instance's work produced, before scoring."""
+
+    instance: Instance
+    outcome: InstanceOutcome
+    artifacts: list[ArtifactEntry]
+    duration_s: float
+    events: list[InfraEvent] = field(default_factory=list)
+    started_at: float | None = None  # Unix time
+
+
+class Job(Protocol):
+    """The scheduler's side of an executor."""
+
+    def work(self, instance: Instance) -> Attempt | None:
+        """Run one instance; None when the run was stopped meanwhile (nothing recorded)."""
+
+    def finish(self, attempt: Attempt) -> ResultRecord:
+        """Score and record a finished attempt."""
+
+    def progress(self, running: int, upcoming: list[Instance]) -> None:
+        """How many run now, and the next ones to start (for the warm pool and the bar)."""
+
+    def result(self, record: ResultRecord | None) -> None:
+        """One instance is done (None: stopped before it finished)."""
+
+    def abort(self) -> None:
+        """The run is being stopped: unblock running work (close sandboxes and the model)."""
+
+
+class Executor(ABC):
+    """Runs `job.work` then `job.finish` for every instance, at most `jobs` at a time."""
+
+    name: str
+
+    @abstractmethod
+    def run(self, instances: list[Instance], jobs: int, job: Job, stop: threading.Event) -> None:
+        """Return when every instance is done; on KeyboardInterrupt set `stop`, call
+        `job.abort()`, wait for running work to return, and re-raise."""

@@ -1,0 +1,88 @@
+"""The settings of a run, one type per concern, each default written once.
+
+- `ExecutionLimits`: what bounds one execution in the kernel (timeout, grace, output).
+- `ResourceLimits`: what bounds one sandbox (memory, processes, CPUs).
+- `SandboxLimits`: both, as a sandbox backend enforces them.
+- `ControlLimits`: the interaction controls of the paradigms' loops (rounds, deadline,
+  repeats, missing actions, the tools paradigm's ceilings), plus the execution limits.
+- `ModelSettings`: generation settings of the evaluated model.
+- `ScoringSettings`: parser mode and the scoring endpoints as given on the command line.
+
+RunConfig (runner/config.py) holds one of each and is what run.json records. This module
+imports nothing from the harness, so every layer (sandboxes, loops, models) can use it.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ParserMode = Literal["auto", "rules", "llm"]
+PARSER_MODES: tuple[ParserMode, ...] = ("auto", "rules", "llm")
+ToolCalling = Literal["auto", "text"]
+
+
+class ExecutionLimits(BaseModel):
+    """Per execution in the kernel (BrainBench's per-step timeout and output budget)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exec_timeout_s: float = Field(150.0, gt=0)
+    grace_s: float = Field(5.0, ge=0)  # after an interrupt, before the hard kill
+    output_budget_chars: int = Field(8000, ge=200)  # head and tail kept past this
+
+
+class ResourceLimits(BaseModel):
+    """Per sandbox."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memory_mb: int = Field(4096, ge=128)
+    pids: int = Field(256, ge=16)
+    cpus: float = Field(1.0, gt=0)
+
+
+class SandboxLimits(ResourceLimits, ExecutionLimits):
+    """Everything a sandbox backend enforces: its resources and each execution's bounds."""
+
+
+class ControlLimits(ExecutionLimits):
+    """The interaction controls (BrainBench's CodeAct protocol; EEGAgentBench's tool loop)."""
+
+    max_rounds: int = Field(20, ge=1)
+    deadline_s: float = Field(720.0, gt=0)  # per instance
+    repeat_limit: int = Field(3, ge=1)  # same code sha256 or same error fingerprint N times
+    max_no_action: int = Field(3, ge=1)  # replies with neither <execute> nor <solution>
+    # The tools paradigm: max_rounds is its turn ceiling.
+    max_tool_calls: int = Field(999, ge=1)
+    tool_budget_tokens: int = Field(8000, ge=100)  # tool-output budget, ~4 characters a token
+    tool_calling: ToolCalling = "auto"  # auto: native function calling where supported
+
+
+class ModelSettings(BaseModel):
+    """Generation settings of the evaluated model (the HTTP kinds use them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = 0.0
+    max_tokens: int | None = Field(None, ge=1)  # None: the model kind's own default
+    stop: tuple[str, ...] | None = None
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+
+
+class ScoringSettings(BaseModel):
+    """As given on the command line (None: the environment or the default decides)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parser: ParserMode = "auto"
+    parser_model: str | None = None
+    judge: str | None = None
+    vlm_judge: str | None = None
+
+
+def sandbox_limits(resources: ResourceLimits, execution: ExecutionLimits) -> SandboxLimits:
+    """The limits a sandbox enforces, from a run's resources and its execution limits."""
+    fields = ExecutionLimits.model_fields
+    return SandboxLimits(**resources.model_dump(), **{k: getattr(execution, k) for k in fields})
