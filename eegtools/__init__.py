@@ -19,12 +19,19 @@ calls before computing. Recordings are cached in memory (LRU, keyed by path, mti
 The tools: get_recording_info, get_channel_list, compute_noise_metrics, compute_power_spectrum,
 compute_band_power, compute_time_features, compute_windowed_features, detect_transients,
 compute_asymmetry, compute_channel_correlation. `help(eegtools.<tool>)` documents each.
+
+`schemas()` gives their function-calling schemas, generated from each tool's signature and
+numpydoc docstring (eegtools.schema); `schemas_sha256()` identifies that text for run records.
 """
 from eegtools.budget import DEFAULT_BUDGET_TOKENS, estimate_tokens
 from eegtools.errors import ERROR_CODES, ToolError
 from eegtools.recording import Recording, cache_info, clear_cache, load_recording
-from eegtools.registry import TOOLS, call_tool, schemas
+from eegtools.registry import TOOLS, call_tool, schemas, schemas_sha256
 from eegtools.tools import (
+    BandName,
+    RecordLike,
+    ToolResult,
+    WindowFeature,
     compute_asymmetry,
     compute_band_power,
     compute_channel_correlation,
@@ -38,9 +45,9 @@ from eegtools.tools import (
 )
 
 __all__ = [
-    "DEFAULT_BUDGET_TOKENS", "ERROR_CODES", "Recording", "TOOLS", "ToolError", "cache_info", "call_tool",
-    "clear_cache", "compute_asymmetry", "compute_band_power", "compute_channel_correlation",
-    "compute_noise_metrics", "compute_power_spectrum", "compute_time_features",
-    "compute_windowed_features", "detect_transients", "estimate_tokens", "get_channel_list",
-    "get_recording_info", "load_recording", "schemas",
+    "BandName", "DEFAULT_BUDGET_TOKENS", "ERROR_CODES", "RecordLike", "Recording", "TOOLS", "ToolError",
+    "ToolResult", "WindowFeature", "cache_info", "call_tool", "clear_cache", "compute_asymmetry",
+    "compute_band_power", "compute_channel_correlation", "compute_noise_metrics", "compute_power_spectrum",
+    "compute_time_features", "compute_windowed_features", "detect_transients", "estimate_tokens",
+    "get_channel_list", "get_recording_info", "load_recording", "schemas", "schemas_sha256",
 ]

@@ -1,7 +1,7 @@
 """The one error type every tool raises: a code the agent can act on, and the argument at fault."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 ErrorCode = Literal["unknown_channel", "out_of_range", "unsupported", "bad_argument", "budget_exceeded"]
 ERROR_CODES: tuple[str, ...] = (
@@ -20,5 +20,6 @@ class ToolError(ValueError):
         self.message = message
         self.argument = argument
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The standardized error response: {"error": {"code", "argument", "message"}}."""
         return {"error": {"code": self.code, "argument": self.argument, "message": self.message}}

@@ -11,10 +11,13 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 
 from eegtools.errors import ToolError
 
@@ -22,6 +25,7 @@ MNE_SUFFIXES = (".edf", ".bdf", ".fif", ".fif.gz", ".set", ".vhdr", ".gdf")
 CACHE_RECORDINGS = int(os.environ.get("EEGTOOLS_CACHE_RECORDINGS", "2"))
 CACHE_BYTES = int(os.environ.get("EEGTOOLS_CACHE_BYTES", str(4 * 1024**3)))
 NPY_UNITS = {"V": 1.0, "mV": 1e-3, "uV": 1e-6, "µV": 1e-6}
+CacheKey: TypeAlias = tuple[str, int, int, float | None]  # resolved path, mtime_ns, size, sfreq
 
 
 @dataclass(frozen=True)
@@ -33,16 +37,18 @@ class Recording:
     sfreq: float
     ch_names: tuple[str, ...]
     ch_types: tuple[str, ...]
-    data: np.ndarray = field(repr=False)
+    data: NDArray[np.float64] = field(repr=False)
     meas_date: str | None = None
     n_annotations: int = 0
 
     @property
     def n_samples(self) -> int:
+        """Samples per channel."""
         return int(self.data.shape[1])
 
     @property
     def duration_s(self) -> float:
+        """Length in seconds (samples / sampling rate)."""
         return self.n_samples / self.sfreq
 
 
@@ -52,13 +58,13 @@ class _Cache:
     def __init__(self, max_items: int, max_bytes: int) -> None:
         self.max_items = max_items
         self.max_bytes = max_bytes
-        self._items: OrderedDict[tuple, Recording] = OrderedDict()
+        self._items: OrderedDict[CacheKey, Recording] = OrderedDict()
         self._lock = threading.Lock()
-        self._key_locks: dict[tuple, threading.Lock] = {}
+        self._key_locks: dict[CacheKey, threading.Lock] = {}
         self.hits = 0
         self.misses = 0
 
-    def get(self, key: tuple, load) -> Recording:
+    def get(self, key: CacheKey, load: Callable[[], Recording]) -> Recording:
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:
@@ -88,7 +94,7 @@ class _Cache:
             self._items.clear()
             self.hits = self.misses = 0
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, int]:
         with self._lock:
             return {"recordings": len(self._items), "bytes": self._bytes(), "hits": self.hits, "misses": self.misses}
 
@@ -96,7 +102,7 @@ class _Cache:
 _CACHE = _Cache(CACHE_RECORDINGS, CACHE_BYTES)
 
 
-def load_recording(path: str | os.PathLike, sfreq: float | None = None) -> Recording:
+def load_recording(path: str | os.PathLike[str] | Recording, sfreq: float | None = None) -> Recording:
     """The recording at `path`, from the cache when the file is unchanged.
 
     EDF/BDF/FIF/SET/VHDR/GDF are read with MNE; `.npy` needs a sampling rate, from `sfreq`
@@ -114,10 +120,12 @@ def load_recording(path: str | os.PathLike, sfreq: float | None = None) -> Recor
 
 
 def clear_cache() -> None:
+    """Drop every cached recording and reset the hit and miss counts."""
     _CACHE.clear()
 
 
-def cache_info() -> dict:
+def cache_info() -> dict[str, int]:
+    """The cache's state: recordings held, their bytes, hits and misses."""
     return _CACHE.info()
 
 
@@ -156,11 +164,12 @@ def _read_mne(path: Path) -> Recording:
     )
 
 
-def _sidecar(path: Path) -> dict:
+def _sidecar(path: Path) -> dict[str, Any]:
     for candidate in (path.with_name(path.name + ".json"), path.with_suffix(".json")):
         if candidate.is_file():
             try:
-                return json.loads(candidate.read_text())
+                meta: dict[str, Any] = json.loads(candidate.read_text())
+                return meta
             except (OSError, json.JSONDecodeError) as exc:
                 raise ToolError("unsupported", f"sidecar {candidate.name!r} is not valid JSON: {exc}", argument="record") from exc
     return {}
@@ -195,7 +204,7 @@ def _norm(name: str) -> str:
     return re.sub(r"[^0-9a-z\-]+", "", name.casefold())
 
 
-def resolve_channels(rec: Recording, channels: list[str] | str | None, *, default_eeg: bool = True) -> list[int]:
+def resolve_channels(rec: Recording, channels: Sequence[str] | None, *, default_eeg: bool = True) -> list[int]:
     """Indices of the named channels (exact, then case/dot/space-insensitive match).
 
     None means every EEG-typed channel (all channels when none is typed EEG)."""

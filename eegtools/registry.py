@@ -1,92 +1,68 @@
 """The tool registry: each tool's JSON schema (for native function calling and prompts),
-argument validation against it, and `call_tool`, which never raises for a bad request."""
+argument validation against it, and `call_tool`, which never raises for a bad request.
+
+The schemas are generated (eegtools.schema) from each tool's signature and numpydoc
+docstring. Two parameters are the harness's, not the tool's: `record` is a file path or
+Recording in Python but a record id for the model (`RECORD_SCHEMA`, never required: a task
+with one record may omit it), and `budget_tokens` is set by the harness (`HARNESS_ONLY`, not
+in the schema).
+"""
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from eegtools import tools as T
 from eegtools.budget import DEFAULT_BUDGET_TOKENS
 from eegtools.errors import ToolError
+from eegtools.schema import JsonSchema, description, parameters_schema, sha256_of
 
-_RECORD = {"type": "string", "description": "Record id as given in the task (may be omitted when the task has one record)."}
-_CHANNELS = {"type": "array", "items": {"type": "string"}, "description": "Channel names; omit for all EEG channels."}
-_START = {"type": "number", "minimum": 0, "description": "Start of the time range in seconds (default: recording start)."}
-_END = {"type": "number", "minimum": 0, "description": "End of the time range in seconds (default: recording end)."}
-_BANDS = {
-    "type": "array",
-    "items": {"type": ["string", "array"]},
-    "description": "Band names (delta, theta, alpha, sigma, beta, gamma) or [low_hz, high_hz] pairs.",
+RECORD_SCHEMA: JsonSchema = {
+    "type": "string",
+    "description": "Record id as given in the task (may be omitted when the task has one record).",
 }
-
-
-def _object(properties: dict, required: tuple[str, ...] = ()) -> dict:
-    return {"type": "object", "properties": properties, "required": list(required), "additionalProperties": False}
+HARNESS_ONLY: tuple[str, ...] = ("budget_tokens",)
 
 
 @dataclass(frozen=True)
 class ToolSpec:
+    """One tool: its function, and the description and parameters schema the model sees."""
+
     name: str
-    func: Callable[..., dict]
-    parameters: dict
+    func: Callable[..., dict[str, Any]]
+    description: str
+    parameters: JsonSchema
 
-    @property
-    def description(self) -> str:
-        return inspect.cleandoc(self.func.__doc__ or "").replace("\n", " ")
+    @classmethod
+    def from_function(cls, func: Callable[..., dict[str, Any]]) -> ToolSpec:
+        """The spec generated from `func`'s signature and docstring."""
+        parameters = parameters_schema(func, replace={"record": RECORD_SCHEMA}, exclude=HARNESS_ONLY)
+        return cls(func.__name__, func, description(func), parameters)
 
-    def schema(self) -> dict:
+    def schema(self) -> JsonSchema:
         """OpenAI `tools=` entry."""
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
 
 
-_RANGE = {"record": _RECORD, "channels": _CHANNELS, "start_s": _START, "end_s": _END}
-
 TOOLS: dict[str, ToolSpec] = {
     spec.name: spec
-    for spec in (
-        ToolSpec("get_recording_info", T.get_recording_info, _object({"record": _RECORD})),
-        ToolSpec("get_channel_list", T.get_channel_list, _object({"record": _RECORD})),
-        ToolSpec("compute_noise_metrics", T.compute_noise_metrics, _object({
-            **_RANGE,
-            "line_freq": {"type": "number", "description": "Power-line frequency in Hz (default 50)."},
-            "high_freq_hz": {"type": "number", "description": "Lower edge of the high-frequency noise band (default 40)."},
-            "flat_tolerance_uv": {"type": "number", "minimum": 0, "description": "Flat-line tolerance in µV (default 0.01)."},
-        })),
-        ToolSpec("compute_power_spectrum", T.compute_power_spectrum, _object({
-            **_RANGE,
-            "fmin": {"type": "number", "minimum": 0, "description": "Lowest frequency in Hz (default 0.5)."},
-            "fmax": {"type": "number", "minimum": 0, "description": "Highest frequency in Hz (default 45)."},
-            "segment_s": {"type": "number", "description": "Welch segment length in s (default 2: 0.5 Hz resolution)."},
-        })),
-        ToolSpec("compute_band_power", T.compute_band_power, _object({**_RANGE, "bands": _BANDS})),
-        ToolSpec("compute_time_features", T.compute_time_features, _object(dict(_RANGE))),
-        ToolSpec("compute_windowed_features", T.compute_windowed_features, _object({
-            **_RANGE,
-            "window_s": {"type": "number", "description": "Window length in s (default 30)."},
-            "step_s": {"type": "number", "description": "Step between window starts in s (default: window_s)."},
-            "features": {"type": "array", "items": {"type": "string", "enum": list(T.WINDOW_FEATURES)},
-                         "description": "Features per window (default: " + ", ".join(T.DEFAULT_WINDOW_FEATURES) + ")."},
-        })),
-        ToolSpec("detect_transients", T.detect_transients, _object({
-            **_RANGE,
-            "threshold": {"type": "number", "description": "Minimum |amplitude| in robust SDs (default 5)."},
-            "min_width_ms": {"type": "number", "minimum": 0, "description": "Minimum width at half prominence (default 20)."},
-            "max_width_ms": {"type": "number", "description": "Maximum width at half prominence (default 200)."},
-            "max_candidates": {"type": "integer", "minimum": 1, "description": "How many candidates to return at most (default 50)."},
-        })),
-        ToolSpec("compute_asymmetry", T.compute_asymmetry, _object({
-            "record": _RECORD, "start_s": _START, "end_s": _END, "bands": _BANDS,
-            "pairs": {"type": "array", "items": {"type": "array", "items": {"type": "string"}},
-                      "description": "[[left, right], ...] channel pairs (default: all 10-20 homologous pairs)."},
-        })),
-        ToolSpec("compute_channel_correlation", T.compute_channel_correlation, _object({
-            **_RANGE, "method": {"type": "string", "enum": ["pearson"], "description": "Correlation method."},
-        })),
-    )
+    for spec in map(ToolSpec.from_function, (
+        T.get_recording_info,
+        T.get_channel_list,
+        T.compute_noise_metrics,
+        T.compute_power_spectrum,
+        T.compute_band_power,
+        T.compute_time_features,
+        T.compute_windowed_features,
+        T.detect_transients,
+        T.compute_asymmetry,
+        T.compute_channel_correlation,
+    ))
 }
 
-_TYPES = {
+_TYPES: dict[str, Callable[[object], bool]] = {
     "string": lambda v: isinstance(v, str),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
@@ -97,7 +73,7 @@ _TYPES = {
 }
 
 
-def validate(schema: dict, value, path: str) -> None:
+def validate(schema: Mapping[str, Any], value: object, path: str) -> None:
     """Check `value` against the subset of JSON Schema the registry uses; ToolError(bad_argument)."""
     types = schema.get("type")
     if types is not None:
@@ -106,7 +82,7 @@ def validate(schema: dict, value, path: str) -> None:
             raise ToolError("bad_argument", f"{path}: expected {' or '.join(names)}, got {type(value).__name__} {value!r}"[:300], argument=path)
     if "enum" in schema and value not in schema["enum"]:
         raise ToolError("unsupported", f"{path}: {value!r} is not one of {schema['enum']}", argument=path)
-    if "minimum" in schema and _TYPES["number"](value) and value < schema["minimum"]:
+    if "minimum" in schema and isinstance(value, (int, float)) and not isinstance(value, bool) and value < schema["minimum"]:
         raise ToolError("bad_argument", f"{path}: must be >= {schema['minimum']}, got {value!r}", argument=path)
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
@@ -128,11 +104,11 @@ def validate(schema: dict, value, path: str) -> None:
 
 def call_tool(
     name: str,
-    arguments,
-    resolve_record: Callable[[str | None], object],
+    arguments: object,
+    resolve_record: Callable[[str | None], T.RecordLike],
     *,
     budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
+) -> dict[str, Any]:
     """Run one tool request. `resolve_record(record_id or None)` turns the model's record id
     into a path or Recording (raising ToolError for an unknown id). Returns the result, or
     the standardized {"error": {...}} response; never raises for a bad request."""
@@ -150,5 +126,17 @@ def call_tool(
         return exc.to_dict()
 
 
-def schemas() -> list[dict]:
-    return [spec.schema() for spec in TOOLS.values()]
+def schemas() -> list[JsonSchema]:
+    """Every tool's OpenAI `tools=` entry, in registry order (a fresh copy on each call)."""
+    return [copy.deepcopy(spec.schema()) for spec in TOOLS.values()]
+
+
+def schemas_sha256() -> str:
+    """Hex sha256 identifying what the model is told about the tools.
+
+    The hash of `schemas()` as canonical JSON (sorted keys, no whitespace, UTF-8 text; see
+    eegtools.schema.canonical_json): any change to a tool's name, description, parameter,
+    type, enum, bound or default changes it, while dict order does not. Recorded in run.json
+    so that runs are compared only when their models saw the same tools.
+    """
+    return sha256_of(schemas())

@@ -4,20 +4,56 @@ Every tool takes `record` (a file path or a loaded Recording) and keyword argume
 them, checks the output budget from the arguments alone, and only then computes. Results
 are plain JSON-serialisable dicts; amplitudes are in µV, times in seconds from the start.
 Refusals raise ToolError (see eegtools.errors).
+
+Each tool's signature and numpydoc docstring are the single source of its function-calling
+schema (eegtools.schema): annotations give the JSON types (``Literal`` for enumerations,
+``Annotated[..., Minimum(x)]`` for bounds), the ``Parameters`` section the descriptions, and
+the signature the defaults. A parameter with a default is typed ``..., optional`` in its
+docstring and does not repeat the value there.
 """
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Annotated, Any, Literal, SupportsFloat, TypeAlias, cast, get_args
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import signal
 
 from eegtools import features as F
 from eegtools.budget import DEFAULT_BUDGET_TOKENS, SAMPLE_VALUE, check_budget
 from eegtools.errors import ToolError
 from eegtools.recording import Recording, load_recording, resolve_channels, resolve_span
+from eegtools.schema import Minimum
+
+RecordLike: TypeAlias = str | os.PathLike[str] | Recording
+"""What every tool's `record` accepts: a file path, or a Recording from load_recording."""
+ToolResult: TypeAlias = dict[str, Any]
+"""A tool's JSON-serialisable result."""
+NonNegative: TypeAlias = Annotated[float, Minimum(0)]
+"""A number >= 0 (seconds, Hz, µV, ms); the bound is part of the tool's JSON schema."""
+Count: TypeAlias = Annotated[int, Minimum(1)]
+"""An integer >= 1; the bound is part of the tool's JSON schema."""
+BandName: TypeAlias = Literal["delta", "theta", "alpha", "sigma", "beta", "gamma"]
+"""The named frequency bands (eegtools.features.BANDS gives their edges)."""
+Band: TypeAlias = BandName | Sequence[float]
+"""A band by name, or as [low_hz, high_hz]."""
+WindowFeature: TypeAlias = Literal[
+    "rms_uv", "ptp_uv", "line_length_uv_per_s", "zero_crossing_rate_hz",
+    "hjorth_activity_uv2", "hjorth_mobility_hz", "hjorth_complexity",
+    "alpha_power", "alpha_relative", "beta_power", "beta_relative", "delta_power", "delta_relative",
+    "gamma_power", "gamma_relative", "peak_frequency_hz", "sigma_power", "sigma_relative",
+    "theta_power", "theta_relative",
+]
+"""The features compute_windowed_features computes: time-domain ones, then spectral ones sorted."""
+CorrelationMethod: TypeAlias = Literal["pearson"]
+"""The correlation methods compute_channel_correlation offers."""
+FloatArray: TypeAlias = F.FloatArray
+Transient: TypeAlias = tuple[float, str, float, float, float]  # time_s, channel, amplitude, width_ms, steepness
 
 UV = 1e6
 CHUNK_SAMPLES = 4_000_000  # windows are processed in chunks of about this many samples
@@ -26,11 +62,13 @@ TIME_FEATURES = (
     "rms_uv", "ptp_uv", "line_length_uv_per_s", "zero_crossing_rate_hz",
     "hjorth_activity_uv2", "hjorth_mobility_hz", "hjorth_complexity",
 )
-WINDOW_FEATURES = TIME_FEATURES + tuple(sorted(SPECTRAL_FEATURES))
-DEFAULT_WINDOW_FEATURES = ("rms_uv", "delta_relative", "theta_relative", "alpha_relative", "beta_relative")
+WINDOW_FEATURES: tuple[WindowFeature, ...] = get_args(WindowFeature)  # = TIME_FEATURES + sorted(SPECTRAL_FEATURES)
+DEFAULT_WINDOW_FEATURES: tuple[WindowFeature, ...] = (
+    "rms_uv", "delta_relative", "theta_relative", "alpha_relative", "beta_relative",
+)
 
 
-def _sig(value, digits: int = 4):
+def _sig(value: SupportsFloat, digits: int = 4) -> float | None:
     """A float rounded to `digits` significant digits; None for NaN/inf (JSON has neither)."""
     value = float(value)
     if not math.isfinite(value):
@@ -38,11 +76,11 @@ def _sig(value, digits: int = 4):
     return float(f"{value:.{digits}g}")
 
 
-def _sig_list(values, digits: int = 4) -> list:
+def _sig_list(values: ArrayLike, digits: int = 4) -> list[float | None]:
     return [_sig(v, digits) for v in np.asarray(values).ravel()]
 
 
-def _open(record) -> Recording:
+def _open(record: RecordLike) -> Recording:
     return record if isinstance(record, Recording) else load_recording(record)
 
 
@@ -50,13 +88,15 @@ def _name(rec: Recording) -> str:
     return Path(rec.path).name
 
 
-def _segment(rec: Recording, channels, start_s, end_s) -> tuple[list[int], int, int]:
+def _segment(
+    rec: Recording, channels: Sequence[str] | None, start_s: float | None, end_s: float | None,
+) -> tuple[list[int], int, int]:
     picks = resolve_channels(rec, channels)
     first, last = resolve_span(rec, start_s, end_s)
     return picks, first, last
 
 
-def _uv(rec: Recording, picks: list[int], first: int, last: int) -> np.ndarray:
+def _uv(rec: Recording, picks: list[int], first: int, last: int) -> FloatArray:
     return rec.data[picks, first:last] * UV
 
 
@@ -64,11 +104,11 @@ def _longest(rec: Recording, picks: list[int]) -> str:
     return max((rec.ch_names[i] for i in picks), key=len, default="")
 
 
-def _span(rec: Recording, first: int, last: int) -> list[float]:
+def _span(rec: Recording, first: int, last: int) -> list[float | None]:
     return [_sig(first / rec.sfreq, 8), _sig(last / rec.sfreq, 8)]
 
 
-def _positive(name: str, value, *, allow_zero: bool = False) -> float:
+def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
     if value is None or not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise ToolError("bad_argument", f"{name}: expected a number, got {value!r}", argument=name)
     if value < 0 or (value == 0 and not allow_zero):
@@ -79,8 +119,29 @@ def _positive(name: str, value, *, allow_zero: bool = False) -> float:
 # --- 1-2: metadata ----------------------------------------------------------------------
 
 
-def get_recording_info(record, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS) -> dict:
-    """Sampling rate, duration, sample and channel counts, channel types, annotations."""
+def get_recording_info(record: RecordLike, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS) -> ToolResult:
+    """Sampling rate, duration, sample and channel counts, channel types, annotations.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    budget_tokens : int or None, optional
+        Accepted for a uniform interface; this result is small and never refused.
+
+    Returns
+    -------
+    dict
+        ``record`` (file name), ``sampling_rate_hz``, ``duration_s``, ``n_samples``,
+        ``n_channels``, ``channel_types`` ({type: count}), ``meas_date`` (ISO 8601 or None),
+        ``n_annotations``.
+
+    Raises
+    ------
+    ToolError
+        ``bad_argument`` when the file cannot be read, ``unsupported`` when its format is not.
+    """
     rec = _open(record)
     types: dict[str, int] = {}
     for t in rec.ch_types:
@@ -119,8 +180,30 @@ def hemisphere(name: str) -> str:
     return sides.pop() if len(sides) == 1 else "unknown"
 
 
-def get_channel_list(record, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS) -> dict:
-    """Channel names, types (as the file declares them) and hemisphere by the 10-20 rule."""
+def get_channel_list(record: RecordLike, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS) -> ToolResult:
+    """Channel names, types (as the file declares them) and hemisphere by the 10-20 rule.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``n_channels``, ``channels``: [{``name``, ``type``, ``hemisphere``}] with
+        hemisphere one of left, right, midline, unknown.
+
+    Raises
+    ------
+    ToolError
+        ``budget_exceeded`` for a channel list over the budget; ``bad_argument`` or
+        ``unsupported`` when the file cannot be read.
+    """
     rec = _open(record)
     sample = {"name": _longest(rec, list(range(len(rec.ch_names)))), "type": "misc", "hemisphere": "midline"}
     check_budget("get_channel_list", len(rec.ch_names), sample, budget_tokens, f"{len(rec.ch_names)} channels")
@@ -137,15 +220,53 @@ def get_channel_list(record, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKEN
 
 
 def compute_noise_metrics(
-    record, channels=None, start_s=None, end_s=None, *, line_freq: float = 50.0,
-    high_freq_hz: float = 40.0, flat_tolerance_uv: float = 0.01,
-    budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Per channel: RMS (µV), flat-line ratio (share of successive differences below
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, line_freq: float = 50.0, high_freq_hz: float = 40.0,
+    flat_tolerance_uv: NonNegative = 0.01, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
+) -> ToolResult:
+    """Signal-quality metrics: amplitude, flat lines, clipping, line noise and high-frequency noise.
+
+    Per channel: RMS (µV), flat-line ratio (share of successive differences below
     `flat_tolerance_uv`), extrema repetition ratio (share of samples sitting at the channel's
     own minimum or maximum: clipping), power-line noise ratio (power within ±1 Hz of
     `line_freq` over 0.5 Hz..Nyquist) and high-frequency noise ratio (power from
-    `high_freq_hz` to Nyquist, line band excluded, over the same total)."""
+    `high_freq_hz` to Nyquist, line band excluded, over the same total).
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    line_freq : float, optional
+        Power-line frequency in Hz.
+    high_freq_hz : float, optional
+        Lower edge of the high-frequency noise band in Hz.
+    flat_tolerance_uv : float, optional
+        Flat-line tolerance in µV.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s`` ([start, end]), ``line_freq_hz``, ``channels``:
+        [{``channel``, ``rms_uv``, ``flat_line_ratio``, ``extrema_repetition_ratio``,
+        ``line_noise_ratio``, ``high_freq_noise_ratio``}]; None where a ratio is undefined.
+
+    Raises
+    ------
+    ToolError
+        ``bad_argument`` for a non-positive frequency or a negative tolerance;
+        ``unsupported`` when the line band lies above the Nyquist frequency;
+        ``unknown_channel``, ``out_of_range`` (time range), ``budget_exceeded``.
+    """
     rec = _open(record)
     line_freq = _positive("line_freq", line_freq)
     high_freq_hz = _positive("high_freq_hz", high_freq_hz)
@@ -154,7 +275,7 @@ def compute_noise_metrics(
     nyquist = rec.sfreq / 2
     if line_freq - 1 >= nyquist:  # at 100 Hz sampling, 50 Hz still has bins from 49 Hz up
         raise ToolError("unsupported", f"line_freq={line_freq:g} Hz: its band (±1 Hz) lies above the Nyquist frequency {nyquist:g} Hz", argument="line_freq")
-    sample = {"channel": _longest(rec, picks), **{k: SAMPLE_VALUE for k in range(5)}}
+    sample: dict[object, object] = {"channel": _longest(rec, picks), **{k: SAMPLE_VALUE for k in range(5)}}
     check_budget("compute_noise_metrics", len(picks), sample, budget_tokens, f"{len(picks)} channels")
     x = _uv(rec, picks, first, last)
     diffs = np.abs(np.diff(x, axis=-1))
@@ -186,11 +307,50 @@ def compute_noise_metrics(
 
 
 def compute_power_spectrum(
-    record, channels=None, start_s=None, end_s=None, *, fmin: float = 0.5, fmax: float = 45.0,
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, fmin: NonNegative = 0.5, fmax: NonNegative = 45.0,
     segment_s: float = F.WELCH_SEGMENT_S, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Welch power spectral density (µV²/Hz, Hann, `segment_s` segments, 50% overlap) on
-    fmin..fmax, with each channel's peak frequency in that range."""
+) -> ToolResult:
+    """Power spectral density of each channel, with its peak frequency.
+
+    Welch power spectral density (µV²/Hz, Hann, `segment_s` segments, 50% overlap) on
+    fmin..fmax, with each channel's peak frequency in that range.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    fmin : float, optional
+        Lowest frequency in Hz.
+    fmax : float, optional
+        Highest frequency in Hz.
+    segment_s : float, optional
+        Welch segment length in s; the frequency resolution is 1 / segment_s Hz.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``frequency_resolution_hz``, ``frequencies_hz`` (the
+        bins in fmin..fmax), ``channels``: [{``channel``, ``peak_frequency_hz``,
+        ``psd_uv2_per_hz`` (one value per bin)}].
+
+    Raises
+    ------
+    ToolError
+        ``bad_argument`` for a negative or inverted frequency range or a non-positive
+        segment; ``out_of_range`` when fmin is at or above the Nyquist frequency, or for the
+        time range; ``unknown_channel``, ``budget_exceeded``.
+    """
     rec = _open(record)
     fmin = _positive("fmin", fmin, allow_zero=True)
     fmax = _positive("fmax", fmax)
@@ -221,13 +381,12 @@ def compute_power_spectrum(
     }
 
 
-def _bands(bands) -> dict[str, tuple[float, float]]:
+def _bands(bands: Sequence[Band] | str | None) -> dict[str, tuple[float, float]]:
     if bands is None:
         return dict(F.BANDS)
-    if isinstance(bands, str):
-        bands = [bands]
+    items: Sequence[Band | str] = [bands] if isinstance(bands, str) else bands
     chosen: dict[str, tuple[float, float]] = {}
-    for band in bands:
+    for band in items:
         if isinstance(band, str):
             if band not in F.BANDS:
                 raise ToolError("unsupported", f"bands: unknown band {band!r}; known: {', '.join(F.BANDS)} (or [low, high] in Hz)", argument="bands")
@@ -240,12 +399,47 @@ def _bands(bands) -> dict[str, tuple[float, float]]:
 
 
 def compute_band_power(
-    record, channels=None, start_s=None, end_s=None, *, bands=None,
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, bands: Sequence[Band] | None = None,
     budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
+) -> ToolResult:
     """Absolute (µV²) and relative band power from the Welch PSD (2-s Hann segments).
+
     Bands: names (delta 0.5-4, theta 4-8, alpha 8-13, sigma 12-15, beta 13-30, gamma 30-45 Hz)
-    or [low, high] in Hz (low <= f < high); relative = band / power in 0.5-45 Hz."""
+    or [low, high] in Hz (low <= f < high); relative = band / power in 0.5-45 Hz.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    bands : sequence of (str or [float, float]), optional
+        Band names (delta, theta, alpha, sigma, beta, gamma) or [low_hz, high_hz] pairs; omit
+        for all named bands.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``bands_hz`` ({label: [low, high]}), ``channels``:
+        [{``channel``, ``<label>_power_uv2``, ``<label>_relative``, ...}] with label a band
+        name or ``<low>-<high>Hz``.
+
+    Raises
+    ------
+    ToolError
+        ``unsupported`` for an unknown band name or a band starting at or above the Nyquist
+        frequency; ``bad_argument`` for a malformed [low, high]; ``unknown_channel``,
+        ``out_of_range`` (time range), ``budget_exceeded``.
+    """
     rec = _open(record)
     chosen = _bands(bands)
     picks, first, last = _segment(rec, channels, start_s, end_s)
@@ -260,7 +454,7 @@ def compute_band_power(
     total = F.band_power(freqs, psd, *F.total_band(rec.sfreq))
     out = []
     for j, ch in enumerate(picks):
-        row = {"channel": rec.ch_names[ch]}
+        row: dict[str, str | float | None] = {"channel": rec.ch_names[ch]}
         for label, (low, high) in chosen.items():
             power = F.band_power(freqs, psd[j], low, min(high, nyquist + 1e-9))
             row[f"{label}_power_uv2"] = _sig(power)
@@ -277,9 +471,11 @@ def compute_band_power(
 # --- 6: time-domain features ----------------------------------------------------------
 
 
-def _time_features(x: np.ndarray, sfreq: float, wanted=TIME_FEATURES, scale: float = 1.0) -> dict[str, np.ndarray]:
+def _time_features(
+    x: FloatArray, sfreq: float, wanted: Collection[str] = TIME_FEATURES, scale: float = 1.0,
+) -> dict[str, FloatArray]:
     """The wanted time-domain features; `scale` converts x's units to µV (1e6 for volts)."""
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, FloatArray] = {}
     if "rms_uv" in wanted:
         out["rms_uv"] = F.rms(x) * scale
     if "ptp_uv" in wanted:
@@ -295,10 +491,41 @@ def _time_features(x: np.ndarray, sfreq: float, wanted=TIME_FEATURES, scale: flo
 
 
 def compute_time_features(
-    record, channels=None, start_s=None, end_s=None, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Per channel: RMS and peak-to-peak (µV), line length (µV/s), zero-crossing rate (Hz),
-    Hjorth activity (µV²), mobility (Hz) and complexity."""
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
+) -> ToolResult:
+    """Time-domain features of each channel: amplitude, line length, zero crossings, Hjorth.
+
+    Per channel: RMS and peak-to-peak (µV), line length (µV/s), zero-crossing rate (Hz),
+    Hjorth activity (µV²), mobility (Hz) and complexity.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``channels``: [{``channel``, ``rms_uv``, ``ptp_uv``,
+        ``line_length_uv_per_s``, ``zero_crossing_rate_hz``, ``hjorth_activity_uv2``,
+        ``hjorth_mobility_hz``, ``hjorth_complexity``}].
+
+    Raises
+    ------
+    ToolError
+        ``unknown_channel``, ``out_of_range`` (time range), ``budget_exceeded``.
+    """
     rec = _open(record)
     picks, first, last = _segment(rec, channels, start_s, end_s)
     sample = {"channel": _longest(rec, picks), **{k: SAMPLE_VALUE for k in TIME_FEATURES}}
@@ -311,7 +538,7 @@ def compute_time_features(
 # --- 7: windowed features -------------------------------------------------------------
 
 
-def _window_features(features) -> list[str]:
+def _window_features(features: Sequence[str] | None) -> list[str]:
     if features is None:
         return list(DEFAULT_WINDOW_FEATURES)
     if isinstance(features, str):
@@ -324,7 +551,7 @@ def _window_features(features) -> list[str]:
     return list(dict.fromkeys(features))
 
 
-def _chunk_features(chunk: np.ndarray, sfreq: float, wanted: list[str]) -> dict[str, np.ndarray]:
+def _chunk_features(chunk: FloatArray, sfreq: float, wanted: list[str]) -> dict[str, FloatArray]:
     """Features of a (channels, windows, samples) block in volts (a strided view: scaling the
     results instead of the block avoids a copy); spectral ones share one Welch call."""
     out = _time_features(chunk, sfreq, wanted, scale=UV) if any(f in TIME_FEATURES for f in wanted) else {}
@@ -344,13 +571,52 @@ def _chunk_features(chunk: np.ndarray, sfreq: float, wanted: list[str]) -> dict[
 
 
 def compute_windowed_features(
-    record, channels=None, start_s=None, end_s=None, *, window_s: float = 30.0, step_s: float | None = None,
-    features=None, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Features in sliding windows over a time range: one row per window and channel,
-    [t_start_s, channel, feature values...]. `step_s` defaults to `window_s` (no overlap).
-    Features: rms_uv, ptp_uv, line_length_uv_per_s, zero_crossing_rate_hz, hjorth_*,
-    <band>_power (µV²), <band>_relative, peak_frequency_hz."""
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, window_s: float = 30.0, step_s: float | None = None,
+    features: Sequence[WindowFeature] | None = DEFAULT_WINDOW_FEATURES,
+    budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
+) -> ToolResult:
+    """Features in sliding windows over a time range.
+
+    One row per window and channel: [t_start_s, channel, feature values...]. `step_s`
+    defaults to `window_s` (no overlap). Features: rms_uv, ptp_uv, line_length_uv_per_s,
+    zero_crossing_rate_hz, hjorth_*, <band>_power (µV²), <band>_relative, peak_frequency_hz.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    window_s : float, optional
+        Window length in s.
+    step_s : float, optional
+        Step between window starts in s (default: window_s).
+    features : sequence of str, optional
+        Features per window.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``window_s``, ``step_s``, ``n_windows``,
+        ``features_computed``, ``columns`` (["t_start_s", "channel", features...]), ``rows``.
+
+    Raises
+    ------
+    ToolError
+        ``unsupported`` for an unknown feature; ``bad_argument`` for an empty feature list, a
+        non-positive window or step, or a window under 4 samples; ``out_of_range`` for a
+        window longer than the time range, or for the time range; ``unknown_channel``,
+        ``budget_exceeded`` (windows x channels rows).
+    """
     rec = _open(record)
     wanted = _window_features(features)
     window_s = _positive("window_s", window_s)
@@ -395,15 +661,55 @@ def compute_windowed_features(
 
 
 def detect_transients(
-    record, channels=None, start_s=None, end_s=None, *, threshold: float = 5.0,
-    min_width_ms: float = 20.0, max_width_ms: float = 200.0, max_candidates: int = 50,
-    budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Transient candidates: local extrema of the median-removed signal whose magnitude is at
-    least `threshold` robust SDs (1.4826 x MAD) and whose width at half prominence lies in
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, threshold: float = 5.0, min_width_ms: NonNegative = 20.0,
+    max_width_ms: float = 200.0, max_candidates: Count = 50, budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
+) -> ToolResult:
+    """Transient candidates: brief, large deflections of the signal.
+
+    Local extrema of the median-removed signal whose magnitude is at least `threshold`
+    robust SDs (1.4826 x MAD) and whose width at half prominence lies in
     [min_width_ms, max_width_ms]. Each: time (s), channel, amplitude (µV, signed), width (ms),
     steepness (largest |slope| within one width of the peak, µV/ms). The `max_candidates`
-    largest by |amplitude| are returned in time order, with the total found."""
+    largest by |amplitude| are returned in time order, with the total found.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    threshold : float, optional
+        Minimum |amplitude| in robust SDs.
+    min_width_ms : float, optional
+        Minimum width at half prominence in ms.
+    max_width_ms : float, optional
+        Maximum width at half prominence in ms.
+    max_candidates : int, optional
+        How many candidates to return at most.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``threshold_robust_sd``, ``n_found``, ``n_returned``,
+        ``columns`` (["time_s", "channel", "amplitude_uv", "width_ms",
+        "steepness_uv_per_ms"]), ``rows``.
+
+    Raises
+    ------
+    ToolError
+        ``bad_argument`` for a non-positive threshold or width, max_width_ms not above
+        min_width_ms, or max_candidates not an integer >= 1; ``unknown_channel``,
+        ``out_of_range`` (time range), ``budget_exceeded`` (max_candidates rows).
+    """
     rec = _open(record)
     threshold = _positive("threshold", threshold)
     min_width_ms = _positive("min_width_ms", min_width_ms, allow_zero=True)
@@ -417,7 +723,7 @@ def detect_transients(
     check_budget("detect_transients", max_candidates, sample, budget_tokens, f"up to {max_candidates} candidates (max_candidates)")
     x = _uv(rec, picks, first, last)
     ms = rec.sfreq / 1000.0
-    found = []
+    found: list[Transient] = []
     for j, ch in enumerate(picks):
         found += _channel_transients(x[j], ms, threshold, min_width_ms, max_width_ms, first / rec.sfreq, rec.sfreq, rec.ch_names[ch])
     found.sort(key=lambda c: -abs(c[2]))
@@ -433,13 +739,16 @@ def detect_transients(
     }
 
 
-def _channel_transients(x, per_ms, threshold, min_w, max_w, offset_s, sfreq, name) -> list[tuple]:
+def _channel_transients(
+    x: FloatArray, per_ms: float, threshold: float, min_w: float, max_w: float, offset_s: float, sfreq: float,
+    name: str,
+) -> list[Transient]:
     centred = x - np.median(x)
     sigma = 1.4826 * np.median(np.abs(centred))
     if sigma <= 0:
         return []
     slope = np.abs(np.diff(centred)) / (1000.0 / sfreq)  # µV per ms
-    out = []
+    out: list[Transient] = []
     for polarity in (1.0, -1.0):
         peaks, props = signal.find_peaks(
             polarity * centred, height=threshold * sigma, width=(max(1.0, min_w * per_ms), max_w * per_ms),
@@ -475,11 +784,46 @@ def homologous_pairs(rec: Recording) -> list[tuple[int, int]]:
 
 
 def compute_asymmetry(
-    record, pairs=None, start_s=None, end_s=None, *, bands=("alpha",),
+    record: RecordLike, pairs: list[Sequence[str]] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, bands: Sequence[Band] = ("alpha",),
     budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Left-right band-power asymmetry per homologous pair: asymmetry_index = (R - L) / (R + L)
-    and log_ratio = ln R - ln L. `pairs`: [[left, right], ...]; default all 10-20 pairs."""
+) -> ToolResult:
+    """Left-right band-power asymmetry per homologous channel pair.
+
+    asymmetry_index = (R - L) / (R + L) and log_ratio = ln R - ln L. `pairs`:
+    [[left, right], ...]; default all 10-20 pairs.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    pairs : list of [str, str], optional
+        [[left, right], ...] channel pairs (default: all 10-20 homologous pairs).
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    bands : sequence of (str or [float, float]), optional
+        Band names (delta, theta, alpha, sigma, beta, gamma) or [low_hz, high_hz] pairs.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``pairs``: [{``left``, ``right``, ``band``,
+        ``left_power_uv2``, ``right_power_uv2``, ``asymmetry_index``, ``log_ratio``}], one
+        per pair and band.
+
+    Raises
+    ------
+    ToolError
+        ``unsupported`` when no 10-20 pairs are found or for an unknown band name;
+        ``bad_argument`` for malformed pairs or bands; ``unknown_channel``,
+        ``out_of_range`` (time range), ``budget_exceeded``.
+    """
     rec = _open(record)
     chosen = _bands(list(bands) if isinstance(bands, (list, tuple)) else bands)
     if pairs is None:
@@ -489,7 +833,7 @@ def compute_asymmetry(
     else:
         if not isinstance(pairs, list) or not all(isinstance(p, (list, tuple)) and len(p) == 2 for p in pairs) or not pairs:
             raise ToolError("bad_argument", "pairs: expected a list of [left, right] channel-name pairs", argument="pairs")
-        index_pairs = [tuple(resolve_channels(rec, [str(p[0])]) + resolve_channels(rec, [str(p[1])])) for p in pairs]
+        index_pairs = [(resolve_channels(rec, [str(p[0])])[0], resolve_channels(rec, [str(p[1])])[0]) for p in pairs]
     first, last = resolve_span(rec, start_s, end_s)
     sample = [_longest(rec, [p[0] for p in index_pairs]) * 2, "gamma", SAMPLE_VALUE, SAMPLE_VALUE, SAMPLE_VALUE, SAMPLE_VALUE]
     check_budget("compute_asymmetry", len(index_pairs) * len(chosen), sample, budget_tokens, f"{len(index_pairs)} pairs x {len(chosen)} bands")
@@ -513,10 +857,41 @@ def compute_asymmetry(
 
 
 def compute_channel_correlation(
-    record, channels=None, start_s=None, end_s=None, *, method: str = "pearson",
+    record: RecordLike, channels: Sequence[str] | None = None, start_s: NonNegative | None = None,
+    end_s: NonNegative | None = None, *, method: CorrelationMethod = "pearson",
     budget_tokens: int | None = DEFAULT_BUDGET_TOKENS,
-) -> dict:
-    """Pearson (zero-lag) correlation matrix between channels over a time range."""
+) -> ToolResult:
+    """Pearson (zero-lag) correlation matrix between channels over a time range.
+
+    Parameters
+    ----------
+    record : str, os.PathLike or Recording
+        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
+        giving "sfreq") or a Recording from load_recording.
+    channels : sequence of str, optional
+        Channel names; omit for all EEG channels.
+    start_s : float, optional
+        Start of the time range in seconds (default: recording start).
+    end_s : float, optional
+        End of the time range in seconds (default: recording end).
+    method : {'pearson'}, optional
+        Correlation method.
+    budget_tokens : int or None, optional
+        Output budget in tokens (about 4 characters each): a call whose estimated result is
+        larger is refused before computing. None lifts it.
+
+    Returns
+    -------
+    dict
+        ``record``, ``time_range_s``, ``method``, ``channels`` (names), ``matrix`` (rows in
+        channel order; None where a channel is constant).
+
+    Raises
+    ------
+    ToolError
+        ``unsupported`` for a method other than pearson; ``bad_argument`` for fewer than 2
+        channels; ``unknown_channel``, ``out_of_range`` (time range), ``budget_exceeded``.
+    """
     rec = _open(record)
     if method != "pearson":
         raise ToolError("unsupported", f"method: {method!r} is not supported (only 'pearson')", argument="method")
@@ -526,7 +901,7 @@ def compute_channel_correlation(
     check_budget("compute_channel_correlation", len(picks) ** 2, SAMPLE_VALUE, budget_tokens, f"{len(picks)} x {len(picks)} matrix")
     x = _uv(rec, picks, first, last)
     with np.errstate(divide="ignore", invalid="ignore"):
-        matrix = np.corrcoef(x)
+        matrix = cast(FloatArray, np.corrcoef(x))  # 2-D: at least 2 channels
     return {
         "record": _name(rec),
         "time_range_s": _span(rec, first, last),
