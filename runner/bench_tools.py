@@ -3,7 +3,7 @@
 Two synthetic recordings of the issue's shapes are written as FIF to a temp dir: a 4-hour,
 23-channel, 256 Hz EEG and a 23-hour, 7-channel, 100 Hz PSG. For each: the time MNE takes
 to read the file (preload), the first tool call (read + compute, empty cache), and the
-median repeated call (served from the recording cache). Goals (issue 6): repeated < 1 s,
+median repeated call (served from the recording cache). Goals: repeated < 1 s,
 first <= 2x the read. Reported, never asserted. `python -m runner.bench_tools` runs only this.
 """
 from __future__ import annotations

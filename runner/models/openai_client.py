@@ -7,7 +7,7 @@ The SDK's own retrying is switched off so the policy is ours and visible:
   the instance must not be scored against it. ModelError(infrastructure=True) at once (no
   retry: it will not heal by itself; a resume after fixing the setup retries the instance).
 - any other 4xx (400 context length exceeded, 413, 422) rejects this conversation, which
-  the model's own turns made: retrying would get the same answer, and DESIGN.md scores
+  the model's own turns made: retrying would get the same answer, and the protocol scores
   everything the model did as produced. ModelError(infrastructure=False).
 The API key is handed to the SDK and never stored, logged or recorded.
 """

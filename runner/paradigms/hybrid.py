@@ -6,6 +6,7 @@ the system prompt lists the tools; everything else is the CodeAct loop unchanged
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import eegtools
 from runner.paradigms import prompts
@@ -18,3 +19,7 @@ class Hybrid(CodeAct):
     name = "hybrid"
     libraries: tuple[Path, ...] = (Path(eegtools.__file__).resolve().parent,)
     system_prompt = prompts.hybrid_system_prompt()
+
+    def describe(self) -> dict[str, Any]:
+        """The system prompt lists the tools: their schemas' hash goes into run.json."""
+        return {"name": self.name, "tool_schemas_sha256": eegtools.schemas_sha256()}

@@ -12,7 +12,6 @@ failing calls, and the instance deadline.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from typing import Any
@@ -172,10 +171,4 @@ class Tools(Paradigm):
 
     def describe(self) -> dict[str, Any]:
         """The tool schemas change what the model sees: their hash goes into run.json."""
-        return {"name": self.name, "tool_schemas_sha256": tool_schemas_sha256()}
-
-
-def tool_schemas_sha256() -> str:
-    """sha256 of the tool schemas as sent to the model (canonical JSON)."""
-    text = json.dumps(eegtools.schemas(), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return {"name": self.name, "tool_schemas_sha256": eegtools.schemas_sha256()}
