@@ -29,6 +29,8 @@ from validation.units import canonical
 
 
 class Rescored(BaseModel):
+    """One re-scored instance beside its original score."""
+
     case_id: str
     bench_subset: str
     original: float | None
@@ -78,6 +80,7 @@ def _rescore_one(store: RunStore, scorer: Scorer, instance: Instance, name: str)
 
 
 def rescore_table(rows: list[Rescored], name: str) -> Table:
+    """Instances, mean before and after, how many changed, per subset."""
     table = Table(title=f"re-score {name}: {len(rows)} instances")
     for column in ("group", "instances", "mean (run)", "mean (re-score)", "changed", "unscored units"):
         table.add_column(column)
@@ -98,6 +101,8 @@ def _mean(values: list[float | None]) -> str:
 # --- audit-parser -----------------------------------------------------------------------
 
 class FieldAgreement(BaseModel):
+    """One field both parsers filled, and whether they agree."""
+
     case_id: str
     bench_subset: str
     key: str
@@ -148,6 +153,7 @@ def same_value(a: object, b: object) -> bool:
 
 
 def audit_table(rows: list[FieldAgreement]) -> Table:
+    """Fields compared and agreement, overall and per subset."""
     table = Table(title="parser agreement (fields both parsers filled)")
     for column in ("group", "fields", "agree", "agreement %"):
         table.add_column(column)

@@ -15,23 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from runner.models.base import ModelSession
-from runner.paradigms.loop import InstanceOutcome
+from runner.paradigms.loop import InstanceOutcome, ignore_event, ignore_turn, never
 from runner.sandbox.base import Sandbox
 from runner.settings import ControlLimits
 from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
-
-
-def _never() -> bool:
-    return False
-
-
-def _ignore(turn: Turn) -> None:
-    return None
-
-
-def _ignore_event(event: InfraEvent) -> None:
-    return None
 
 
 @dataclass(frozen=True)
@@ -43,9 +31,9 @@ class Episode:
     controls: ControlLimits
     data_root: Path  # host folder of the inputs (the tools paradigm reads them in-process)
     sandbox: Sandbox | None = None  # set when the paradigm's needs_sandbox is True
-    should_stop: Callable[[], bool] = _never  # the run is being stopped
-    on_turn: Callable[[Turn], None] = _ignore  # called as each turn is recorded
-    on_event: Callable[[InfraEvent], None] = _ignore_event  # retries, restarts, sandbox failures
+    should_stop: Callable[[], bool] = never  # the run is being stopped
+    on_turn: Callable[[Turn], None] = ignore_turn  # called as each turn is recorded
+    on_event: Callable[[InfraEvent], None] = ignore_event  # retries, restarts, sandbox failures
 
 
 class Paradigm(ABC):

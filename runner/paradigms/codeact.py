@@ -30,6 +30,8 @@ def error_fingerprint(obs: Observation) -> str | None:
 
 
 class CodeActLoop(TurnLoop):
+    """One instance under the CodeAct controls: rounds, repeats, missing actions, deadline."""
+
     def __init__(
         self,
         instance: Instance,
@@ -95,12 +97,12 @@ class CodeActLoop(TurnLoop):
             obs = self.sandbox.execute(code)
         except SandboxError as exc:
             self._record(turn)
-            self._event("sandbox_failure", str(exc))
+            self._event("sandbox_failure", str(exc), turn.index)
             raise _Stop("infra_error", f"sandbox error: {exc}") from exc
         turn.observation = obs
         self._record(turn)
         if obs.restarted:
-            self._event("kernel_restart", f"after a {obs.status} execution")
+            self._event("kernel_restart", f"after a {obs.status} execution", turn.index)
         self.messages.append({"role": "user", "content": prompts.observation_message(obs.text)})
         self._check_repeats(turn.code_sha256, error_fingerprint(obs))
 

@@ -46,16 +46,17 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _never() -> bool:
+def never() -> bool:
+    """The default stop check: the run is never being stopped."""
     return False
 
 
-def _ignore_turn(turn: Turn) -> None:
-    return None
+def ignore_turn(turn: Turn) -> None:
+    """The default turn hook: nothing is streamed."""
 
 
-def _ignore_event(event: InfraEvent) -> None:
-    return None
+def ignore_event(event: InfraEvent) -> None:
+    """The default event hook: events are not reported."""
 
 
 class TurnLoop:
@@ -68,9 +69,9 @@ class TurnLoop:
         controls: ControlLimits,
         messages: list[Message],
         *,
-        should_stop: Callable[[], bool] = _never,
-        on_turn: Callable[[Turn], None] = _ignore_turn,
-        on_event: Callable[[InfraEvent], None] = _ignore_event,
+        should_stop: Callable[[], bool] = never,
+        on_turn: Callable[[Turn], None] = ignore_turn,
+        on_event: Callable[[InfraEvent], None] = ignore_event,
     ) -> None:
         self.instance = instance
         self.session = session
@@ -108,8 +109,9 @@ class TurnLoop:
             self._event("model_retry", retry)
         return completion
 
-    def _event(self, kind: EventKind, detail: str) -> None:
-        self.on_event(InfraEvent(kind=kind, detail=detail, turn=len(self.turns),
+    def _event(self, kind: EventKind, detail: str, turn: int | None = None) -> None:
+        """Report an infrastructure event of turn `turn` (default: the turn under way)."""
+        self.on_event(InfraEvent(kind=kind, detail=detail, turn=len(self.turns) if turn is None else turn,
                                  at_s=round(time.monotonic() - self.started, 3)))
 
     def _check_time(self) -> None:

@@ -25,16 +25,18 @@ from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
 from runner.paradigms.toolbox import Toolbox
 from runner.settings import ControlLimits
-from runner.transcript import ToolCallRecord, Turn
+from runner.transcript import ActionKind, ToolCallRecord, Turn
 from validation.instance import Instance
 
 
-def answer_report(answer) -> str:
+def answer_report(answer: Any) -> str:
     """The instance's report: the final answer under "answer", as JSON text."""
     return json.dumps({"answer": answer}, ensure_ascii=False, indent=2, default=str)
 
 
 class ToolsLoop(TurnLoop):
+    """One instance under the tools paradigm's controls: turn and tool-call ceilings, repeats."""
+
     def __init__(
         self,
         instance: Instance,
@@ -102,7 +104,7 @@ class ToolsLoop(TurnLoop):
         self._check_repeats(turn)
         return None
 
-    def _call(self, turn: Turn, name: str, args: dict | str, call_id: str | None) -> str:
+    def _call(self, turn: Turn, name: str, args: dict[str, Any] | str, call_id: str | None) -> str:
         """Run one tool call (or refuse it past the ceiling); record it; return the result text."""
         if self.calls_made >= self.controls.max_tool_calls:
             if self.ceiling_told:
@@ -122,7 +124,7 @@ class ToolsLoop(TurnLoop):
         ))
         return result.text
 
-    def _answer(self, turn: Turn, answer, final: bool) -> InstanceOutcome:
+    def _answer(self, turn: Turn, answer: Any, final: bool) -> InstanceOutcome:
         self._record(turn)
         forced = final or self.ceiling_told
         return self._end("forced_solution" if forced else "solution", answer_report(answer))
@@ -146,7 +148,7 @@ class ToolsLoop(TurnLoop):
             if self.failures[key] >= self.controls.repeat_limit:
                 raise _Stop("repeated_failure", f"same failing call {call.name} ({call.error_code}) {self.failures[key]} times")
 
-    def _turn(self, index: int, completion: Completion, kind, final: bool) -> Turn:
+    def _turn(self, index: int, completion: Completion, kind: ActionKind, final: bool) -> Turn:
         return Turn(
             index=index, reply=completion.text, usage=completion.usage,
             latency_s=round(completion.latency_s, 4), action=kind, note="final round" if final else None,

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from types import FrameType, TracebackType
 
@@ -94,7 +95,7 @@ class Scheduler:
         self._prefetched: set[str] = set()
         self.sandbox_waits: dict[str, float] = {}  # case id -> seconds its run waited for a sandbox
         self._tally = Tally(total=0)
-        self._refresh = lambda: None
+        self._refresh: Callable[[], None] = _nothing
 
     # -- the run --------------------------------------------------------------------------
 
@@ -124,7 +125,7 @@ class Scheduler:
             with progress:
                 bar: TaskID = progress.add_task(self.store.run_id, total=tally.total, completed=tally.done,
                                                 status=tally.line())
-                self._refresh = lambda: progress.update(bar, completed=tally.done, status=tally.line())
+                self._refresh = partial(_update, progress, bar, tally)
                 self.parts.executor.run(pending, self.config.jobs, self, self.stop)
         except KeyboardInterrupt as exc:
             self._close_active()  # sandboxes a worker took from the pool meanwhile
@@ -309,6 +310,14 @@ def _result_record(instance: Instance, outcome: InstanceOutcome, score: Instance
         unscored=score.unscored if score is not None else [],
         violations=len(score.violations) if score is not None else 0,
     )
+
+
+def _update(progress: Progress, bar: TaskID, tally: Tally) -> None:
+    progress.update(bar, completed=tally.done, status=tally.line())
+
+
+def _nothing() -> None:
+    return None
 
 
 class _signals_raise_interrupt:

@@ -18,7 +18,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from runner.fileio import write_atomic
 from runner.models.base import Model
@@ -27,6 +27,9 @@ from runner.models.spec import ModelSpec
 from runner.paths import Environment
 from runner.settings import ModelSettings
 from validation.errors import UserError
+
+if TYPE_CHECKING:  # the SDK is imported only when an openai endpoint is built
+    from runner.models.openai_client import OpenAIModel
 
 ROLES = ("parser", "judge", "vlm")
 JSON_MODE = {"type": "json_object"}
@@ -38,30 +41,35 @@ class EndpointError(UserError, ValueError):
 
 @dataclass
 class Endpoint:
+    """A scoring model behind one chat function, with a reply cache and its audit settings."""
+
     role: str
     model: str  # what the cache and the audit record call it
-    send: Callable[[list[dict]], str]
-    settings: dict = field(default_factory=dict)  # for run.json; never a key
+    send: Callable[[list[dict[str, Any]]], str]
+    settings: dict[str, Any] = field(default_factory=dict)  # for run.json; never a key
     cache_dir: Path | None = None
     owner: Model | None = None  # a local server this endpoint started
 
-    def chat(self, messages: list[dict]) -> str:
+    def chat(self, messages: list[dict[str, Any]]) -> str:
+        """The reply to these messages: from the cache when asked before, else from the model."""
         path = self._cache_path(messages)
         if path is not None and path.is_file():
-            return json.loads(path.read_text())["reply"]
+            return str(json.loads(path.read_text())["reply"])
         reply = self.send(messages)
         if path is not None:
             write_atomic(path, json.dumps({"model": self.model, "reply": reply}) + "\n")
         return reply
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
+        """What run.json and score.json record about the endpoint (no key)."""
         return {"role": self.role, "model": self.model, **self.settings}
 
     def close(self) -> None:
+        """Stop the server or client this endpoint started."""
         if self.owner is not None:
             self.owner.close()
 
-    def _cache_path(self, messages: list[dict]) -> Path | None:
+    def _cache_path(self, messages: list[dict[str, Any]]) -> Path | None:
         if self.cache_dir is None:
             return None
         key = hashlib.sha256(json.dumps([self.model, messages], sort_keys=True).encode()).hexdigest()
@@ -106,7 +114,7 @@ def _local(role: str, gguf: str | None, env: Environment, cache_dir: Path | None
                     cache_dir=cache_dir, owner=model)
 
 
-def _sender(client) -> Callable[[list[dict]], str]:
+def _sender(client: OpenAIModel) -> Callable[[list[dict[str, Any]]], str]:
     return lambda messages: client.complete(messages, response_format=JSON_MODE).text
 
 
@@ -120,7 +128,7 @@ def _scripted(role: str, path: str, cache_dir: Path | None) -> Endpoint:
     turn = itertools.cycle(replies)
     lock = threading.Lock()
 
-    def send(messages: list[dict]) -> str:
+    def send(messages: list[dict[str, Any]]) -> str:
         with lock:
             return next(turn)
 

@@ -20,6 +20,7 @@ class ParserUnavailable(InfrastructureError, RuntimeError):
 
 
 def parse(mode: ParserMode, endpoint: Endpoint | None, instance: Instance, report: str) -> ParsedReport:
+    """The report's fields by mode; ParserUnavailable when the LLM endpoint fails."""
     keys = instance.eval_config.target_keys()
     if mode == "rules" or endpoint is None or not keys:
         return parse_report(report, keys)

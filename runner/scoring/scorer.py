@@ -6,6 +6,7 @@ same path and gives the same numbers.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ def cache_dir(env: Environment) -> Path:
 
 
 class Scorer:
+    """Parses a report and scores every metric of its instance, the same way in a run and a re-score."""
+
     def __init__(self, mode: ParserMode, parser: Endpoint | None, judge: Endpoint | None,
                  vlm: Endpoint | None) -> None:
         self.mode = mode
@@ -35,7 +38,8 @@ class Scorer:
         self.vlm = vlm
 
     def score(self, instance: Instance, report: str | None, artifacts_dir: Path | None,
-              manifest: list[dict]) -> InstanceScore:
+              manifest: list[dict[str, Any]]) -> InstanceScore:
+        """The instance's score from its report and retained artifacts."""
         context = ScoringContext(
             artifacts_dir=artifacts_dir,
             manifest=manifest,
@@ -48,7 +52,7 @@ class Scorer:
             return unscored_instance(instance, str(exc))
         return score_instance(instance, report, context, parsed)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """For run.json: what parsed and what judged (no keys)."""
         return {
             "parser": self.mode if self.parser else "rules",
@@ -59,6 +63,7 @@ class Scorer:
         }
 
     def close(self) -> None:
+        """Close every endpoint this scorer opened."""
         for endpoint in (self.parser, self.judge, self.vlm):
             if endpoint is not None:
                 endpoint.close()
@@ -89,13 +94,14 @@ def build_scorer(settings: ScoringSettings, *, evaluated: str | None, env: Envir
     return Scorer(settings.parser, parser, judge, vlm)
 
 
-def _guarded(judge):
+def _guarded(judge: LLMJudge | LLMImageJudge) -> Callable[..., JudgeVerdict]:
     """A judge whose endpoint fails gives no verdict (unit unscored), not a crash."""
     def call(*args: Any) -> JudgeVerdict:
         try:
-            return judge(*args)
+            verdict: JudgeVerdict = judge(*args)
         except ModelError as exc:
             return JudgeVerdict(score=None, model=judge.model, error=f"judge endpoint failed: {exc}")
+        return verdict
     return call
 
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from runner.config import ControlLimits
+from runner.settings import ControlLimits
 from runner.models.base import Completion, ModelError, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.codeact import CodeActLoop
@@ -134,3 +134,28 @@ def test_stop_request_ends_instance_unscored(stop_after):
                           should_stop=lambda: True).run()
     assert outcome.status == "infra_error"
     assert outcome.turns == []
+
+
+def test_retried_model_calls_and_kernel_restarts_become_infrastructure_events():
+    class Retried(Replies):
+        def complete(self, messages):
+            completion = super().complete(messages)
+            completion.retries = ["attempt 1 failed (HTTP 503 InternalServerError: busy); retried after 0.4 s"]
+            return completion
+
+    restarted = Observation(text="killed", status="timeout", duration_s=1.0, restarted=True)
+    events = []
+    loop = CodeActLoop(make_instance(), Retried(["<execute>slow()</execute>", "<solution>x</solution>"]),
+                       FakeSandbox({"slow()": restarted}), ControlLimits(), on_event=events.append)
+    outcome = loop.run()
+    assert outcome.status == "solution"
+    assert [(e.kind, e.turn) for e in events] == [("model_retry", 0), ("kernel_restart", 0), ("model_retry", 1)]
+    assert "HTTP 503" in events[0].detail and events[1].detail == "after a timeout execution"
+
+
+def test_sandbox_failure_is_an_event_too():
+    events = []
+    loop = CodeActLoop(make_instance(), Replies(["<execute>x=1</execute>"]), FakeSandbox(raises=SandboxError("gone")),
+                       ControlLimits(), on_event=events.append)
+    assert loop.run().status == "infra_error"
+    assert [e.kind for e in events] == ["sandbox_failure"] and "gone" in events[0].detail

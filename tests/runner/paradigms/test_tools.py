@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import ControlLimits
+from runner.settings import ControlLimits
 from runner.models.base import Completion, ModelError, ModelSession, ToolCall
 from runner.paradigms import prompts
 from runner.paradigms.json_actions import parse_json_action

@@ -1,12 +1,16 @@
+"""RunStore: run.json, results.jsonl, instance records (typed, versioned, streamed), summary."""
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from runner.config import RunConfig
 from runner.run.artifacts import retain_artifacts
-from runner.run.records import ResultRecord
-from runner.run.store import RunConflict, RunStore
+from runner.run.records import FORMAT_VERSION, NewerFormat, ResultRecord, TranscriptRecord
+from runner.run.store import MissingRecord, RunConflict, RunStore, open_run
+from runner.transcript import InfraEvent, Turn
+from validation.instance import Instance
 
 
 def record(case, status="solution", score=100.0):
@@ -55,3 +59,100 @@ def test_artifacts_are_copied_with_sha256_and_symlinks_never_followed(tmp_path):
     assert by_path["leak.txt"].skipped and by_path["etcdir"].skipped
     assert by_path["leak.txt"].link_target == "/etc/passwd"
     assert not (tmp_path / "out" / "leak.txt").exists()
+
+
+# --- typed records, format versions, streaming, summary ----------------------------------------
+
+V1 = Path(__file__).resolve().parents[2] / "fixtures" / "runs_v1"
+
+
+def test_a_new_run_records_its_format_version(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {"git_revision": "x"})
+    assert store.read_run().format_version == FORMAT_VERSION
+    assert store.read_run().environment() == {"git_revision": "x"}
+
+
+def test_a_run_in_a_newer_format_is_refused_by_every_reader(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    data = json.loads((store.root / "run.json").read_text())
+    (store.root / "run.json").write_text(json.dumps({**data, "format_version": FORMAT_VERSION + 1}))
+    with pytest.raises(NewerFormat, match=f"format version {FORMAT_VERSION + 1}.*update eegbench"):
+        open_run("r1", tmp_path)
+    with pytest.raises(NewerFormat):
+        store.config()
+
+
+def test_format_1_run_reads_through_the_typed_records():
+    store = open_run(str(V1 / "v1-oracle-codeact"), Path("/nonexistent"))
+    assert store.read_run().format_version == 1
+    assert store.config().model == "oracle"
+    finished = store.finished()
+    assert set(finished) == {"fa_alpha_relpower-01", "nc_erp_image-01", "sa_hypnogram_export-01"}
+    transcript = store.read_transcript("nc_erp_image-01")
+    assert transcript.status == "solution" and transcript.events == []
+    assert [t.action for t in transcript.turns] == ["execute", "solution"]
+    assert store.read_score("nc_erp_image-01").score == 100.0
+    assert store.saved_instance("nc_erp_image-01").case_id == "nc_erp_image-01"
+    [artifact] = store.read_artifacts("nc_erp_image-01")
+    assert artifact.path == "erp_image.png" and len(artifact.sha256) == 64
+    assert (store.artifacts_dir("nc_erp_image-01") / "erp_image.png").is_file()
+    summary = store.summary()  # version 1 has no summary.json: computed
+    assert summary.groups["all"].instances == 3 and summary.groups["all"].mean_score == 100.0
+
+
+def test_an_unfinished_instance_shows_the_turns_streamed_so_far(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    store.begin_instance("c-01", "codeact")
+    store.append_turn("c-01", Turn(index=0, reply="<execute>1</execute>", action="execute", code="1"))
+    store.append_event("c-01", InfraEvent(kind="model_retry", detail="HTTP 503", turn=1))
+    with open(store.instance_dir("c-01") / "turns.jsonl", "a") as stream:
+        stream.write('{"turn": {"index": 1, "rep')  # the controller died mid-write
+    transcript = store.read_transcript("c-01")
+    assert transcript.status is None and transcript.paradigm == "codeact"
+    assert [t.index for t in transcript.turns] == [0]
+    assert [e.detail for e in transcript.events] == ["HTTP 503"]
+    assert transcript.controller_pid == os.getpid() and transcript.controller_start is not None
+
+
+def test_finishing_an_instance_folds_the_stream_into_the_transcript(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    store.begin_instance("c-01", "codeact")
+    turn = Turn(index=0, reply="<solution>x</solution>", action="solution")
+    store.append_turn("c-01", turn)
+    instance = Instance.model_validate({
+        "meta_info": {"case_id": "c-01", "bench_subset": "Foundational Analysis"},
+        "agent_input": {"data_path": "a.edf", "instruction": "x"},
+        "eval_config": {"metrics": []},
+    })
+    store.write_instance(instance, TranscriptRecord(case_id="c-01", status="solution", turns=[turn]), "x", [], None)
+    assert not (store.instance_dir("c-01") / "turns.jsonl").exists()
+    assert store.read_transcript("c-01").status == "solution"
+    assert store.read_report("c-01") == "x" and store.read_score("c-01") is None
+
+
+def test_summary_json_is_written_and_used_until_results_grow(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    store.append_result(record("a", score=100.0))
+    store.append_result(record("b", status="max_rounds", score=0.0))
+    written = store.write_summary()
+    assert json.loads((store.root / "summary.json").read_text())["results"] == 2
+    assert written.groups["all"].statuses == {"max_rounds": 1, "solution": 1}
+    assert written.groups["all"].mean_score == 50.0 and written.groups["s"].instances == 2
+    store.append_result(record("c", score=100.0))
+    assert store.summary().results == 3  # stale file: recomputed
+
+
+def test_readers_name_the_missing_run_and_case(tmp_path):
+    with pytest.raises(MissingRecord, match="no run named 'nope'.*runs: none"):
+        open_run("nope", tmp_path)
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    with pytest.raises(MissingRecord, match="r1 has no instance 'x-01'"):
+        store.read_transcript("x-01")
+    with pytest.raises(Exception, match="not a case id"):
+        store.instance_dir("../r2")
