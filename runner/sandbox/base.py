@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from runner.transcript import Observation
+from validation.errors import InfrastructureError
 
 
-class SandboxError(RuntimeError):
+class SandboxError(InfrastructureError, RuntimeError):
     """The sandbox could not be started or reached: an infrastructure failure, not the model's."""
 
 
