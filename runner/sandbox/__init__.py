@@ -1,36 +1,57 @@
-"""Sandbox backends by name: `get_backend("local")`, `get_backend("docker")`."""
+"""Sandbox backends by name: one registry that SANDBOX=, the CLI's choices and RunConfig read.
+
+Adding a backend is one `BACKENDS.register(name, factory)` call; the conformance suite
+(runner/sandbox/conformance/, run by tests/runner/sandbox/test_conformance.py) then holds it
+to the same checks as the others. Factories import lazily: the Docker SDK loads only when the
+docker backend is built.
+"""
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
-from runner.sandbox.base import Backend, SandboxError
+from runner.registry import Registry
+from runner.sandbox.base import Backend
+
+AUTO = "auto"
+AUTO_FIRST, AUTO_FALLBACK = "docker", "local"  # what SANDBOX=auto tries, in order
+
+BACKENDS: Registry[Backend] = Registry("sandbox backend")
 
 
-def _local() -> Backend:
-    from runner.sandbox.local import LocalBackend
+def lazy(module: str, cls: str) -> Callable[[], Backend]:
+    """A factory that imports `module` and builds `cls()` only when the backend is asked for."""
 
-    return LocalBackend()
+    def build() -> Backend:
+        backend = getattr(importlib.import_module(module), cls)()
+        if not isinstance(backend, Backend):
+            raise TypeError(f"{module}.{cls} is not a sandbox Backend")
+        return backend
+
+    return build
 
 
-def _docker() -> Backend:
-    from runner.sandbox.docker import DockerBackend
-
-    return DockerBackend()
+BACKENDS.register("local", lazy("runner.sandbox.local", "LocalBackend"))
+BACKENDS.register("docker", lazy("runner.sandbox.docker", "DockerBackend"))
 
 
-# name -> factory; factories import lazily so a backend's dependencies load only when used.
-BACKENDS: dict[str, Callable[[], Backend]] = {"local": _local, "docker": _docker}
+def backend_names() -> tuple[str, ...]:
+    """The registered backends, in registration order."""
+    return BACKENDS.names()
+
+
+def sandbox_choices() -> tuple[str, ...]:
+    """What SANDBOX= (and --sandbox) accepts: auto, then every registered backend."""
+    return (AUTO, *BACKENDS.names())
+
+
+# The choices at import time, for callers that want a constant (runner/bench.py).
+SANDBOX_CHOICES = sandbox_choices()
 
 
 def get_backend(name: str) -> Backend:
-    try:
-        factory = BACKENDS[name]
-    except KeyError:
-        raise SandboxError(f"unknown sandbox backend {name!r}; known: {', '.join(sorted(BACKENDS))}") from None
-    return factory()
-
-
-SANDBOX_CHOICES = ("auto", "local", "docker")
+    """Build the backend registered as `name`; runner.registry.UnknownName lists the known ones."""
+    return BACKENDS.get(name)
 
 
 def sandbox_choices() -> tuple[str, ...]:
@@ -41,12 +62,12 @@ def sandbox_choices() -> tuple[str, ...]:
 def choose_backend(name: str) -> tuple[Backend, str]:
     """The backend for SANDBOX=name, and why (for the run log); `auto` takes docker when the
     daemon answers and the kernel image exists, else local."""
-    if name != "auto":
+    if name != AUTO:
         backend = get_backend(name)
         return backend, f"asked for {name}: {backend.available()[1]}"
-    docker = get_backend("docker")
-    ok, why = docker.available()
+    first = get_backend(AUTO_FIRST)
+    ok, why = first.available()
     if ok:
-        return docker, f"auto: docker is available ({why})"
-    backend = get_backend("local")
-    return backend, f"auto: docker not usable ({why}); local: {backend.available()[1]}"
+        return first, f"auto: {AUTO_FIRST} is available ({why})"
+    backend = get_backend(AUTO_FALLBACK)
+    return backend, f"auto: {AUTO_FIRST} not usable ({why}); {AUTO_FALLBACK}: {backend.available()[1]}"

@@ -1,26 +1,35 @@
 """The sandbox contract every backend implements.
 
 A backend starts one isolated kernel per instance. The controller talks to it only through
-`Sandbox`: execute code, and the lifecycle calls DESIGN.md names (alive, interrupt,
-hard_kill, oom_killed, close). Timeout handling (interrupt, grace, hard kill, restart) is
-shared by all backends and lives in `runner/sandbox/kernel.py`.
+`Sandbox`: execute code, and the lifecycle calls (alive, interrupt, hard_kill, oom_killed,
+close). Timeout handling (interrupt, grace, hard kill, restart) is shared by all backends and
+lives in runner/sandbox/cell.py.
+
+Besides what the controller uses, a backend answers a few host-side questions (which host
+processes a sandbox has, what of it is left after close, what state this controller process
+holds, which command starts the kernel): runner/sandbox/conformance/ asks them to hold every
+registered backend to the same isolation and teardown checks.
 """
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+from typing import Any
 
+from runner.sandbox.bootstrap import kernel_argv
 from runner.transcript import Observation
+from validation.errors import InfrastructureError
 
 
-class SandboxError(RuntimeError):
+class SandboxError(InfrastructureError, RuntimeError):
     """The sandbox could not be started or reached: an infrastructure failure, not the model's."""
 
 
 @dataclass(frozen=True)
 class Limits:
+    """Resource and output limits of one sandbox (the spec's defaults are the benchmark's)."""
+
     memory_mb: int = 4096
     pids: int = 256
     cpus: float = 1.0
@@ -31,6 +40,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class SandboxSpec:
+    """What one instance's sandbox holds: its inputs, its workspace, its limits, its libraries."""
+
     run_id: str
     case_id: str
     data_root: Path  # host directory holding the inputs
@@ -40,39 +51,6 @@ class SandboxSpec:
     # Host package directories mounted read-only at LIBRARY_ROOT/<dir name> and put on the
     # kernel's sys.path (hybrid paradigm: `import eegtools`).
     libraries: tuple[Path, ...] = ()
-
-
-LIBRARY_ROOT = "/opt/eegbench-lib"
-
-
-def input_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
-    """(host file, path under /input) for each of the spec's inputs; SandboxError names the
-    instance and the input when one is not a data-root-relative path of an existing file."""
-    mounts = []
-    for rel in spec.inputs:
-        parts = PurePosixPath(rel).parts
-        if not parts or PurePosixPath(rel).is_absolute() or ".." in parts:
-            raise SandboxError(f"{spec.case_id}: input path {rel!r} must be relative to the data root")
-        host = Path(os.path.abspath(spec.data_root)) / rel
-        if not host.is_file():
-            raise SandboxError(f"{spec.case_id}: input file {host} does not exist")
-        mounts.append((host, "/input/" + "/".join(parts)))
-    return mounts
-
-
-def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
-    """(host package dir, path under LIBRARY_ROOT) for each library; LIBRARY_ROOT goes on the
-    kernel's PYTHONPATH. SandboxError names the instance and the library at fault."""
-    mounts, names = [], set()
-    for lib in spec.libraries:
-        host = Path(os.path.abspath(lib))
-        if not (host / "__init__.py").is_file():
-            raise SandboxError(f"{spec.case_id}: library {host} is not a Python package directory")
-        if host.name in names:
-            raise SandboxError(f"{spec.case_id}: two libraries named {host.name!r}")
-        names.add(host.name)
-        mounts.append((host, f"{LIBRARY_ROOT}/{host.name}"))
-    return mounts
 
 
 class Sandbox(ABC):
@@ -85,21 +63,41 @@ class Sandbox(ABC):
         """Run one cell under the spec's timeout and output budget; never raises for model errors."""
 
     @abstractmethod
-    def alive(self) -> bool: ...
+    def alive(self) -> bool:
+        """Whether the kernel process is running (False once closed)."""
 
     @abstractmethod
-    def interrupt(self) -> None: ...
+    def interrupt(self) -> None:
+        """Send the running cell a KeyboardInterrupt (SIGINT to the kernel)."""
 
     @abstractmethod
-    def hard_kill(self) -> None: ...
+    def hard_kill(self) -> None:
+        """Kill the kernel and every process of the sandbox; the sandbox can be restarted."""
 
     @abstractmethod
-    def oom_killed(self) -> bool: ...
+    def oom_killed(self) -> bool:
+        """Whether the current (or just-died) kernel was killed for exceeding the memory limit."""
 
     @abstractmethod
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Tear down processes and host state, keep the workspace; idempotent."""
 
-    def __enter__(self) -> "Sandbox":
+    # -- host-side inspection (runner/sandbox/conformance) --
+
+    @property
+    @abstractmethod
+    def kernel_pid(self) -> int | None:
+        """The kernel's host pid while it runs (None when unknown or not running)."""
+
+    @abstractmethod
+    def host_pids(self) -> list[int]:
+        """Host pids of every process of the sandbox right now (its init, kernel, children)."""
+
+    @abstractmethod
+    def leftovers(self) -> list[str]:
+        """What of this sandbox still exists on the host besides the workspace; [] once closed."""
+
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -107,6 +105,8 @@ class Sandbox(ABC):
 
 
 class Backend(ABC):
+    """A way to run sandboxes (bubblewrap, Docker); registered by name in runner.sandbox.BACKENDS."""
+
     name: str
 
     @abstractmethod
@@ -117,7 +117,7 @@ class Backend(ABC):
     def start(self, spec: SandboxSpec) -> Sandbox:
         """Start a sandbox whose kernel answers; raise SandboxError otherwise."""
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """What run.json records about the backend (the Docker backend adds its image)."""
         ok, why = self.available()
         return {"name": self.name, "available": ok, "detail": why}
@@ -125,3 +125,17 @@ class Backend(ABC):
     @abstractmethod
     def collect_stale(self) -> int:
         """Remove leftovers (processes, cgroups, socket dirs) of runs that died; return how many."""
+
+    # -- the kernel command and host-side inspection (runner/sandbox/conformance) --
+
+    @abstractmethod
+    def kernel_python(self) -> str:
+        """The interpreter that runs the kernel, as a path inside the sandbox."""
+
+    def kernel_command(self, conn_inside: str, limits: Limits) -> list[str]:
+        """The kernel's command line inside the sandbox (replaceable per backend instance)."""
+        return kernel_argv(self.kernel_python(), conn_inside, limits.output_budget_chars)
+
+    @abstractmethod
+    def own_state(self) -> set[str]:
+        """Host state (dirs, containers) that this controller process's sandboxes hold now."""

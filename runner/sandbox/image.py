@@ -18,6 +18,7 @@ DEFINING_FILES = ("Dockerfile", "requirements.txt", "build.sh")
 
 
 def content_hash(image_dir: Path = IMAGE_DIR) -> str:
+    """16 hex digits of sha256 over the defining files: the same files, the same image."""
     digest = hashlib.sha256()
     for name in DEFINING_FILES:
         digest.update(name.encode() + b"\0" + (image_dir / name).read_bytes() + b"\0")
@@ -25,10 +26,12 @@ def content_hash(image_dir: Path = IMAGE_DIR) -> str:
 
 
 def image_tag(image_dir: Path = IMAGE_DIR) -> str:
+    """eegbench-kernel:<content hash>, the image the docker backend runs."""
     return f"{REPOSITORY}:{content_hash(image_dir)}"
 
 
 def main(argv: list[str]) -> int:
+    """`python -m runner.sandbox.image tag`: print the tag (for kernel_image/build.sh)."""
     if argv != ["tag"]:
         print("usage: python -m runner.sandbox.image tag", file=sys.stderr)
         return 2

@@ -33,6 +33,7 @@ def parsed_results(ev: Eval, run: str) -> dict[str, dict]:
     }
 
 
+@pytest.mark.docker
 def test_oracle_on_docker_every_instance_solution_and_score_100(docker_run, all_case_ids):
     ev, proc = docker_run
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -44,6 +45,7 @@ def test_oracle_on_docker_every_instance_solution_and_score_100(docker_run, all_
     assert not bad
 
 
+@pytest.mark.docker
 def test_oracle_results_on_docker_equal_those_of_the_local_kernel(docker_run, oracle_local_run, all_case_ids):
     local_ev, local_proc = oracle_local_run
     assert local_proc.returncode == 0, local_proc.stderr[-3000:]
@@ -53,6 +55,7 @@ def test_oracle_results_on_docker_equal_those_of_the_local_kernel(docker_run, or
     assert not differ
 
 
+@pytest.mark.docker
 def test_run_json_records_the_backend_and_image(docker_run):
     ev, _ = docker_run
     run = json.loads((ev.runs_dir / "oracle" / "run.json").read_text())
@@ -61,6 +64,7 @@ def test_run_json_records_the_backend_and_image(docker_run):
     assert run["sandbox"]["image_id"].startswith("sha256:")
 
 
+@pytest.mark.docker
 def test_auto_says_which_backend_it_took_and_why(eegbench):
     proc = eegbench("eval", "--model", "oracle", "--set", "fa_alpha_relpower-01", "--run", "auto", "--sandbox", "auto")
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -70,7 +74,7 @@ def test_auto_says_which_backend_it_took_and_why(eegbench):
     assert [(r["status"], r["score"]) for r in eegbench.results("auto")] == [("solution", 100.0)]
 
 
-@pytest.mark.parametrize("sandbox", ["local", "docker"])
+@pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_warm_pool_run_scores_like_a_cold_one(eegbench, sandbox):
     proc = eegbench("eval", "--model", "oracle", "--set", "fa_alpha_relpower", "--jobs", "2",
                     "--sandbox", sandbox, "--warm-pool", "--run", "warm")
@@ -80,6 +84,7 @@ def test_warm_pool_run_scores_like_a_cold_one(eegbench, sandbox):
     assert json.loads((eegbench.runs_dir / "warm" / "run.json").read_text())["config"]["warm_pool"] is True
 
 
+@pytest.mark.docker
 def test_warm_pool_interrupted_leaves_no_sandbox_behind(eegbench):
     # The `eegbench` fixture asserts afterwards that no container, process or dir is left:
     # prefetched sandboxes that never ran must be torn down too.

@@ -1,7 +1,7 @@
 """What only the docker backend has, against the real daemon and image: the container's
-settings, labels, stale collection, the image's content tag and SANDBOX=auto's choice.
-The contract both backends share is tested in test_conformance.py. A missing daemon or image
-fails these tests (run `make image`)."""
+settings, labels, stale collection and SANDBOX=auto's choice; and, without a daemon, the
+image's content tag. The contract both backends share is tested in test_conformance.py.
+A missing daemon or image fails the daemon tests (run `make image`)."""
 from __future__ import annotations
 
 import json
@@ -43,6 +43,8 @@ def spec(tmp: Path, name: str, **limits) -> SandboxSpec:
                        inputs=("rec/a.edf",), workspace=tmp / "ws", limits=Limits(**limits))
 
 
+@pytest.mark.integration
+@pytest.mark.docker
 def test_container_is_locked_down_and_labelled(backend, api, tmp_path):
     with backend.start(spec(tmp_path, "settings", memory_mb=768, pids=99, cpus=0.5)) as box:
         info = api.inspect_container(box.container_id)
@@ -63,6 +65,8 @@ def test_container_is_locked_down_and_labelled(backend, api, tmp_path):
     assert len(box.sock.as_posix()) + 5 < 107  # ipc socket paths fit in sun_path
 
 
+@pytest.mark.integration
+@pytest.mark.docker
 def test_describe_records_the_image_id(backend, api):
     described = backend.describe()
     assert described["name"] == "docker" and described["image"] == backend.image
@@ -77,6 +81,8 @@ def test_image_tag_is_a_content_hash_of_dockerfile_and_requirements(tmp_path):
     assert image.image_tag(tmp_path) != image.image_tag()
 
 
+@pytest.mark.integration
+@pytest.mark.docker
 def test_auto_takes_docker_when_it_is_usable_and_local_otherwise(monkeypatch):
     chosen, why = choose_backend("auto")
     assert chosen.name == "docker" and "auto: docker is available" in why
@@ -99,6 +105,8 @@ import time; time.sleep(600)
 """
 
 
+@pytest.mark.integration
+@pytest.mark.docker
 def test_collect_stale_removes_containers_of_a_killed_controller(backend, api, tmp_path):
     with backend.start(spec(tmp_path, "live")) as live:
         (tmp_path / "orphan").mkdir()

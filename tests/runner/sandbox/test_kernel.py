@@ -1,14 +1,15 @@
-"""Unit tests of the backend-independent parts of runner/sandbox/kernel.py (no kernel needed)."""
+"""Unit tests of the backend-independent kernel parts: kernel.py (wire), cell.py (output
+policy), bootstrap.py (the kernel-side output cap). No kernel needed."""
 from __future__ import annotations
 
 import pytest
 
-from runner.sandbox import kernel
+from runner.sandbox import bootstrap, cell, kernel
 from runner.sandbox.base import SandboxError
 
 
 def render(chunks: list[str], budget: int) -> tuple[str, int]:
-    buf = kernel.OutputBuffer(budget)
+    buf = cell.OutputBuffer(budget)
     for chunk in chunks:
         buf.add(chunk)
     return buf.render()
@@ -30,7 +31,7 @@ def test_output_over_budget_keeps_head_and_tail_and_counts_the_cut():
 
 
 def test_output_buffer_memory_stays_bounded():
-    buf = kernel.OutputBuffer(1000)
+    buf = cell.OutputBuffer(1000)
     for _ in range(100_000):
         buf.add("y" * 100)
     held = sum(len(c) for c in buf.head) + sum(len(c) for c in buf.tail)
@@ -47,18 +48,18 @@ def test_single_huge_chunk_is_cut_without_copying_it_whole():
 
 
 def test_strip_ansi_removes_colour_codes():
-    assert kernel.strip_ansi("\x1b[0;31mZeroDivisionError\x1b[0m: x") == "ZeroDivisionError: x"
+    assert cell.strip_ansi("\x1b[0;31mZeroDivisionError\x1b[0m: x") == "ZeroDivisionError: x"
 
 
 def test_output_text_of_each_message_kind():
     def msg(kind, content):
         return {"msg_type": kind, "content": content}
 
-    assert kernel.output_text(msg("stream", {"name": "stderr", "text": "warn\n"})) == "warn\n"
-    assert kernel.output_text(msg("execute_result", {"data": {"text/plain": "42"}})) == "42\n"
-    assert kernel.output_text(msg("display_data", {"data": {"image/png": "..."}})) == ""
-    assert kernel.output_text(msg("error", {"traceback": ["a", "b"]})) == "a\nb\n"
-    assert kernel.output_text(msg("status", {"execution_state": "idle"})) == ""
+    assert cell.output_text(msg("stream", {"name": "stderr", "text": "warn\n"})) == "warn\n"
+    assert cell.output_text(msg("execute_result", {"data": {"text/plain": "42"}})) == "42\n"
+    assert cell.output_text(msg("display_data", {"data": {"image/png": "..."}})) == ""
+    assert cell.output_text(msg("error", {"traceback": ["a", "b"]})) == "a\nb\n"
+    assert cell.output_text(msg("status", {"execution_state": "idle"})) == ""
 
 
 def test_connection_info_uses_ipc_paths_in_the_given_dir():
@@ -74,24 +75,24 @@ def test_socket_path_length_is_checked():
 
 
 def test_kernel_side_cut_sentinels_count_as_cut_characters():
-    cell = kernel._Cell("id", budget=100)
-    cell.add_text("A" * 60 + "\x00eegbench-cut:5000\x00" + "B" * 60)
-    text, cut = cell.out.render()
+    progress = cell._Cell("id", budget=100)
+    progress.add_text("A" * 60 + "\x00eegbench-cut:5000\x00" + "B" * 60)
+    text, cut = progress.out.render()
     assert cut == 60 + 5000 + 60 - 100
     assert text.startswith("A" * 50) and text.endswith("B" * 50) and "\x00" not in text
 
 
 def test_error_label_is_short_and_readable():
-    assert kernel.error_label(None) is None
-    assert kernel.error_label("x\x00eegbench-cut:7\x00y") == "x[... 7 characters cut ...]y"
-    assert len(kernel.error_label("v" * 10_000)) == kernel.ERROR_VALUE_CHARS + len(" [...]")
+    assert cell.error_label(None) is None
+    assert cell.error_label("x\x00eegbench-cut:7\x00y") == "x[... 7 characters cut ...]y"
+    assert len(cell.error_label("v" * 10_000)) == cell.ERROR_VALUE_CHARS + len(" [...]")
 
 
 def test_kernel_bootstrap_caps_outbound_messages():
     """Run the bootstrap's patch (not the kernel launch) against a real Session."""
     from jupyter_client.session import Session
 
-    patch = kernel.KERNEL_BOOTSTRAP.split("_install_output_cap(int")[0]
+    patch = bootstrap.KERNEL_BOOTSTRAP.split("_install_output_cap(int")[0]
     namespace: dict = {}
     original = Session.serialize
     try:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import get_backend, local
-from runner.sandbox.base import LIBRARY_ROOT, SandboxError, SandboxSpec
+from runner.sandbox import bwrap, get_backend
+from runner.sandbox.base import SandboxError, SandboxSpec
+from runner.sandbox.layout import LIBRARY_ROOT
 
 
 def spec(tmp: Path, libraries) -> SandboxSpec:
@@ -23,7 +24,8 @@ def package(tmp: Path, name: str) -> Path:
     return pkg
 
 
-@pytest.mark.parametrize("backend_name", ["local", "docker"])
+@pytest.mark.integration
+@pytest.mark.parametrize("backend_name", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_library_is_importable_read_only_and_alone(tmp_path, backend_name):
     pkg = package(tmp_path, "mylib")
     (tmp_path / "host" / "sibling.py").write_text("x = 1\n")  # beside the package: must stay invisible
@@ -41,6 +43,7 @@ def test_library_is_importable_read_only_and_alone(tmp_path, backend_name):
     assert "None" in obs.text and "read-only" in obs.text
 
 
+@pytest.mark.integration
 def test_eegtools_imports_in_the_sandbox(tmp_path):
     from runner.paradigms.hybrid import LIBRARIES
 
@@ -55,8 +58,8 @@ def test_bad_libraries_are_refused(tmp_path):
     not_a_package.mkdir()
     made: set[str] = set()
     with pytest.raises(SandboxError, match="not a Python package"):
-        local.library_binds(spec(tmp_path, [not_a_package]), made)
+        bwrap.library_binds(spec(tmp_path, [not_a_package]), made)
     a, b = package(tmp_path / "a", "same"), package(tmp_path / "b", "same")
     with pytest.raises(SandboxError, match="two libraries"):
-        local.library_binds(spec(tmp_path, [a, b]), made)
-    assert local.library_binds(replace(spec(tmp_path, []), libraries=()), made) == []
+        bwrap.library_binds(spec(tmp_path, [a, b]), made)
+    assert bwrap.library_binds(replace(spec(tmp_path, []), libraries=()), made) == []

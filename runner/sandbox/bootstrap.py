@@ -1,0 +1,68 @@
+"""The kernel's command line, the same for every backend: ipykernel with an output cap.
+
+Kernel side, every outbound text is capped at MESSAGE_CAP_CHARS (head and tail kept, the
+middle replaced by a sentinel carrying the number of characters dropped): a 50 MB print must
+not arrive as one 50 MB message that the controller would hold whole. The controller side
+(runner/sandbox/cell.py) reads the sentinel back with CUT_SENTINEL_RE.
+
+This module imports nothing of the package, so the sandbox contract (base.py) can use it.
+"""
+from __future__ import annotations
+
+import re
+
+MESSAGE_CAP_CHARS = 1_000_000
+CUT_SENTINEL_RE = re.compile("\x00eegbench-cut:([0-9]+)\x00")
+
+# What `python -m ipykernel_launcher` does, preceded by one patch: Session.serialize caps the
+# text of outbound output messages and drops rich mimetypes (only text/plain is observed).
+KERNEL_BOOTSTRAP = r"""
+import sys
+from jupyter_client.session import Session
+
+
+def _install_output_cap(cap):
+    half = cap // 2
+
+    def cut(text):
+        if not isinstance(text, str) or len(text) <= cap:
+            return text
+        return text[:half] + "\0eegbench-cut:%d\0" % (len(text) - 2 * half) + text[-half:]
+
+    def capped(msg_type, content):
+        if msg_type == "stream":
+            return dict(content, text=cut(content.get("text")))
+        if msg_type in ("execute_result", "display_data", "update_display_data"):
+            data = content.get("data") or {}
+            return dict(content, data={"text/plain": cut(data["text/plain"])} if "text/plain" in data else {})
+        if msg_type == "error" or (msg_type == "execute_reply" and content.get("status") == "error"):
+            return dict(content, evalue=cut(content.get("evalue")),
+                        traceback=[cut(line) for line in content.get("traceback") or []])
+        return content
+
+    original = Session.serialize
+
+    def serialize(self, msg, *args, **kwargs):
+        # Every outbound message passes here complete (execute_result's data is filled in
+        # after Session.msg built it).
+        if isinstance(msg.get("content"), dict):
+            msg = dict(msg, content=capped(msg["header"]["msg_type"], msg["content"]))
+        return original(self, msg, *args, **kwargs)
+
+    Session.serialize = serialize
+
+
+_install_output_cap(int(sys.argv.pop(1)))
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]  # as ipykernel_launcher: the cwd must not shadow packages
+from ipykernel import kernelapp
+
+kernelapp.launch_new_instance()
+"""
+
+
+def kernel_argv(python: str, connection_file: str, budget_chars: int) -> list[str]:
+    """The kernel command line (inside the sandbox) for any backend."""
+    cap = max(MESSAGE_CAP_CHARS, 4 * budget_chars)  # the cap must keep more than the budget
+    return [python, "-c", KERNEL_BOOTSTRAP, str(cap), "-f", connection_file,
+            "--HistoryManager.hist_file=:memory:"]

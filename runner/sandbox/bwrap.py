@@ -1,0 +1,163 @@
+"""The bubblewrap command of a local sandbox, and the /etc files it binds (pure: unit-testable).
+
+New pid/net/ipc/uts/cgroup namespaces; nothing of the host file system but /usr, the Python
+installation and a few generated /etc files; /input read-only with only the instance's
+files; /workspace writable; private, size-bounded /tmp and /dev/shm; an unprivileged uid
+without capabilities; an empty environment but the one layout.sandbox_env makes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path, PurePosixPath
+
+from runner.sandbox.base import SandboxSpec
+from runner.sandbox.layout import (
+    INPUT_ROOT,
+    INSIDE_SOCKET_DIR,
+    LIBRARY_ROOT,
+    SANDBOX_UID,
+    WORKSPACE,
+    input_mounts,
+    library_mounts,
+    sandbox_env,
+)
+
+VENV_INSIDE = "/opt/venv"  # where a virtualenv running the controller appears in the sandbox
+ETC_FILES = ("passwd", "group", "hosts")  # generated per sandbox
+HOST_ETC_FILES = ("ld.so.cache", "localtime", "fonts")  # fonts: fontconfig complains without it
+
+
+def system_binds() -> list[str]:
+    """/usr read-only, and the top-level bin/lib dirs as they are here (symlinks on merged-/usr)."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
+def in_virtualenv() -> bool:
+    """Whether the controller runs from a virtualenv (then mounted at VENV_INSIDE)."""
+    return sys.prefix != sys.base_prefix
+
+
+def python_binds() -> list[tuple[str, str]]:
+    """(host, inside) trees the kernel's Python needs. A virtualenv is mounted at VENV_INSIDE,
+    not at its host path: the venv usually lives in the project directory, and that
+    directory (with the ground truth beside it) must not even appear in the sandbox."""
+    trees = {sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    binds = [(t, t) for t in sorted(trees) if not _under(t, ["/usr"])]
+    if in_virtualenv():
+        binds.append((sys.prefix, VENV_INSIDE))
+    return binds
+
+
+def kernel_python() -> str:
+    """The project's interpreter as seen inside the sandbox."""
+    if not in_virtualenv():
+        return sys.executable
+    return f"{VENV_INSIDE}/{Path(sys.executable).relative_to(sys.prefix).as_posix()}"
+
+
+def _under(path: str, trees: list[str]) -> bool:
+    return any(path == t or path.startswith(t.rstrip("/") + "/") for t in trees)
+
+
+def _dirs_for(path: str, made: set[str]) -> list[str]:
+    """--dir options creating the parents of `path` as 0755: bwrap makes them 0700 otherwise,
+    and the unprivileged kernel could not traverse them."""
+    args: list[str] = []
+    parts = PurePosixPath(path).parts[1:-1]
+    for i in range(len(parts)):
+        d = "/" + "/".join(parts[: i + 1])
+        if d not in made:
+            made.add(d)
+            args += ["--perms", "0755", "--dir", d]
+    return args
+
+
+def input_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
+    """Each input file read-only at /input/<rel>; /input exists even without inputs."""
+    args: list[str] = []
+    for host, inside in input_mounts(spec):
+        args += _dirs_for(inside, made) + ["--ro-bind", str(host), inside]
+    if INPUT_ROOT not in made:
+        args += ["--perms", "0755", "--dir", INPUT_ROOT]
+    return args
+
+
+def library_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
+    """Each library package read-only under LIBRARY_ROOT, which goes on PYTHONPATH."""
+    mounts = library_mounts(spec)
+    if not mounts:
+        return []
+    args: list[str] = []
+    for host, inside in mounts:
+        args += _dirs_for(inside, made) + ["--ro-bind", str(host), inside]
+    return args + ["--setenv", "PYTHONPATH", LIBRARY_ROOT]
+
+
+def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bool) -> list[str]:
+    """The whole bwrap command line running `command` (the kernel) in a sandbox for `spec`;
+    box_dir holds the generated etc/ and the socket dir sock/ (mounted at /kernel)."""
+    made: set[str] = set()
+    argv = [
+        "bwrap",
+        "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+        "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
+    ]
+    if not as_root:  # a user namespace maps the unprivileged caller; no setpriv needed
+        argv += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
+    for key, value in sandbox_env(spec.limits, kernel_python()).items():
+        argv += ["--setenv", key, value]
+    argv += system_binds()
+    for host, inside in python_binds():
+        argv += _dirs_for(inside, made) + ["--ro-bind", host, inside]
+    argv += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_FILES:
+        argv += ["--ro-bind", str(box_dir / "etc" / name), f"/etc/{name}"]
+    for name in HOST_ETC_FILES:
+        if os.path.exists(f"/etc/{name}"):
+            argv += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    # Sized tmpfs: it is memory, and with rlimits alone nothing else would bound it.
+    tmpfs_size = str(spec.limits.memory_mb * 1024 * 1024)
+    argv += [
+        "--proc", "/proc", "--dev", "/dev",
+        "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/tmp",
+        "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/dev/shm",
+        "--bind", os.path.abspath(spec.workspace), WORKSPACE,
+        "--bind", str(box_dir / "sock"), INSIDE_SOCKET_DIR,
+    ]
+    argv += input_binds(spec, made)
+    argv += library_binds(spec, made)
+    argv += ["--chdir", WORKSPACE]
+    if as_root:  # bwrap as root keeps capabilities and uid 0: drop both for good
+        argv += ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    return argv + command
+
+
+def probe_argv(as_root: bool) -> list[str]:
+    """A bwrap call that only succeeds where bwrap can create the namespaces sandboxes need."""
+    probe = ["bwrap", "--unshare-pid", "--unshare-net", *system_binds(),
+             "--proc", "/proc", "--dev", "/dev", "true"]
+    if not as_root:
+        probe[1:1] = ["--unshare-user"]
+    return probe
+
+
+def write_etc(etc: Path) -> None:
+    """The sandbox's passwd, group and hosts: root and the sandbox uid, localhost only."""
+    etc.mkdir(exist_ok=True)
+    uid = SANDBOX_UID
+    (etc / "passwd").write_text(
+        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+        f"sandbox:x:{uid}:{uid}:eegbench sandbox:/workspace:/usr/sbin/nologin\n"
+    )
+    (etc / "group").write_text(f"root:x:0:\nsandbox:x:{uid}:\n")
+    (etc / "hosts").write_text("127.0.0.1 localhost sandbox\n::1 localhost\n")
+    for f in etc.iterdir():
+        f.chmod(0o644)

@@ -1,0 +1,95 @@
+"""Host processes as /proc shows them: identity across pid reuse, children, state, signals.
+
+Every backend whose sandbox processes are visible from the host (local, docker) uses these to
+find its kernel, kill strays and check what outlives a sandbox.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+
+def start_time(pid: int) -> int | None:
+    """Kernel start time of a pid (field 22 of /proc/pid/stat): tells a reused pid apart."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text.rsplit(")", 1)[1].split()[19])
+
+
+def same_process(pid: int | None, start: int | None) -> bool:
+    """Whether `pid` is still the process that had start time `start` (not a reuse of the pid)."""
+    if not pid or start is None:
+        return False
+    return start_time(pid) == start
+
+
+def exists(pid: int | str) -> bool:
+    """Whether /proc has the pid at all (a zombie counts)."""
+    return Path(f"/proc/{pid}").exists()
+
+
+def children(pid: int) -> list[int]:
+    """Direct children of a process, over all its threads."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            text = Path(f"/proc/{pid}/task/{task}/children").read_text()
+            found += [int(c) for c in text.split()]
+    except OSError:
+        pass
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, parents before their children."""
+    out, todo = [], [pid]
+    while todo:
+        for child in children(todo.pop()):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a killed child stays a zombie until its parent reaps it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def ns_pid(pid: int) -> int | None:
+    """The pid as seen inside the innermost pid namespace (last NSpid field)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def kill(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal a process; one that is gone (or not ours) is not an error."""
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def tasks_of_uid(uid: int) -> int:
+    """How many tasks (threads) the uid runs on the host: what RLIMIT_NPROC counts."""
+    tasks = 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            if entry.stat().st_uid == uid:
+                tasks += len(os.listdir(f"/proc/{entry.name}/task"))
+        except OSError:
+            pass
+    return tasks

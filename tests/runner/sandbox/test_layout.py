@@ -1,0 +1,139 @@
+"""What a sandbox looks like, built without starting one: the shared layout, the bubblewrap
+command, the container settings (no root, no bwrap run, no Docker daemon needed)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.sandbox import bwrap, container, kernel, layout
+from runner.sandbox.base import Limits, SandboxError, SandboxSpec
+from runner.sandbox.docker import STATE_DIR as DOCKER_STATE_DIR
+from runner.sandbox.local import STATE_DIR as LOCAL_STATE_DIR
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+COMMAND = ["/k/python", "-c", "kernel"]
+
+
+def spec(tmp: Path, inputs=("rec/a.edf",), libraries=(), **limits) -> SandboxSpec:
+    (tmp / "data" / "rec").mkdir(parents=True, exist_ok=True)
+    (tmp / "data" / "rec" / "a.edf").write_bytes(b"x")
+    return SandboxSpec(run_id="r", case_id="case-7", data_root=tmp / "data", inputs=tuple(inputs),
+                       workspace=tmp / "ws", limits=Limits(**limits), libraries=tuple(libraries))
+
+
+def package(tmp: Path, name: str) -> Path:
+    pkg = tmp / "libs" / name
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    return pkg
+
+
+# --- layout ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rel, message", [
+    ("/etc/passwd", "must be relative to the data root"),
+    ("../secret", "must be relative to the data root"),
+    ("rec/absent.edf", "absent.edf does not exist"),
+])
+def test_bad_inputs_are_refused_naming_the_case(tmp_path, rel, message):
+    with pytest.raises(SandboxError, match=f"case-7: .*{message}"):
+        layout.input_mounts(spec(tmp_path, inputs=[rel]))
+
+
+def test_inputs_mount_under_input_and_libraries_under_the_library_root(tmp_path):
+    s = spec(tmp_path, libraries=[package(tmp_path, "mylib")])
+    assert layout.input_mounts(s) == [(tmp_path / "data" / "rec" / "a.edf", "/input/rec/a.edf")]
+    assert layout.library_mounts(s) == [(tmp_path / "libs" / "mylib", f"{layout.LIBRARY_ROOT}/mylib")]
+
+
+def test_sandbox_env_is_ours_alone_with_threads_pinned_to_the_cpu_limit():
+    env = layout.sandbox_env(Limits(cpus=2.5), "/opt/venv/bin/python")
+    assert env["PATH"].startswith("/opt/venv/bin:") and env["HOME"] == "/workspace"
+    assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "3"
+    assert not any(key.startswith("EEGBENCH") for key in env)
+
+
+@pytest.mark.parametrize("state_dir", [LOCAL_STATE_DIR, DOCKER_STATE_DIR])
+def test_state_dirs_leave_room_for_socket_paths(state_dir):
+    box = state_dir / f"{4_194_304}-{'f' * 8}" / "sock"  # the longest pid and name
+    kernel.socket_dir_ok(box, layout.INSIDE_SOCKET_DIR)
+
+
+def test_workspace_is_prepared_with_its_file_check_dir(tmp_path):
+    layout.prepare_workspace(tmp_path / "ws", as_root=False)
+    assert (tmp_path / "ws" / layout.FILE_CHECK_DIR).is_dir()
+
+
+# --- the bubblewrap command ------------------------------------------------------------------
+
+
+def binds(argv: list[str]) -> dict[str, tuple[str, str]]:
+    """Destination -> (kind, source) of every bind in a bwrap command line."""
+    found = {}
+    for i, arg in enumerate(argv):
+        if arg in ("--bind", "--ro-bind"):
+            found[argv[i + 2]] = (arg, argv[i + 1])
+    return found
+
+
+@pytest.mark.parametrize("as_root", [True, False])
+def test_bwrap_argv_isolates_and_ends_with_the_kernel(tmp_path, as_root):
+    argv = bwrap.bwrap_argv(spec(tmp_path), tmp_path / "box", COMMAND, as_root)
+    assert argv[0] == "bwrap" and argv[-len(COMMAND):] == COMMAND
+    for option in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--clearenv"):
+        assert option in argv
+    assert ("setpriv" in argv) == as_root and ("--unshare-user" in argv) == (not as_root)
+    mounted = binds(argv)
+    assert mounted["/workspace"] == ("--bind", str(tmp_path / "ws"))
+    assert mounted["/kernel"] == ("--bind", str(tmp_path / "box" / "sock"))
+    assert mounted["/input/rec/a.edf"] == ("--ro-bind", str(tmp_path / "data" / "rec" / "a.edf"))
+    assert mounted["/etc/passwd"] == ("--ro-bind", str(tmp_path / "box" / "etc" / "passwd"))
+    assert not any(dest.startswith(str(PROJECT_ROOT)) for dest in mounted)  # the project never appears
+    writable = sorted(dest for dest, (kind, _) in mounted.items() if kind == "--bind")
+    assert writable == ["/kernel", "/workspace"]
+
+
+def test_a_virtualenv_is_mounted_at_opt_venv_not_at_its_host_path():
+    if not bwrap.in_virtualenv():
+        pytest.skip("the controller does not run from a virtualenv")
+    assert (sys.prefix, bwrap.VENV_INSIDE) in bwrap.python_binds()
+    assert bwrap.kernel_python().startswith(bwrap.VENV_INSIDE + "/")
+
+
+def test_libraries_go_on_pythonpath(tmp_path):
+    argv = bwrap.bwrap_argv(spec(tmp_path, libraries=[package(tmp_path, "mylib")]), tmp_path, COMMAND, False)
+    assert binds(argv)[f"{layout.LIBRARY_ROOT}/mylib"][0] == "--ro-bind"
+    i = argv.index("PYTHONPATH")
+    assert argv[i - 1: i + 2] == ["--setenv", "PYTHONPATH", layout.LIBRARY_ROOT]
+
+
+def test_generated_etc_knows_only_root_and_the_sandbox_uid(tmp_path):
+    bwrap.write_etc(tmp_path / "etc")
+    passwd = (tmp_path / "etc" / "passwd").read_text()
+    assert [line.split(":")[0] for line in passwd.splitlines()] == ["root", "sandbox"]
+    assert f":{layout.SANDBOX_UID}:" in passwd
+
+
+# --- the container ----------------------------------------------------------------------------
+
+
+def test_container_config_is_locked_down(tmp_path):
+    s = spec(tmp_path, memory_mb=768, pids=99, cpus=0.5, libraries=[package(tmp_path, "mylib")])
+    config = container.container_config(s, "img:1", tmp_path / "sock", {"eegbench.run": "r"}, COMMAND)
+    assert config["command"] == COMMAND and config["image"] == "img:1"
+    assert config["network_mode"] == "none" and config["read_only"] is True and config["init"] is True
+    assert config["cap_drop"] == ["ALL"] and config["security_opt"] == ["no-new-privileges"]
+    assert config["mem_limit"] == config["memswap_limit"] == "768m"
+    assert config["pids_limit"] == 99 and config["nano_cpus"] == 500_000_000
+    assert config["environment"]["PYTHONPATH"] == layout.LIBRARY_ROOT
+    assert config["environment"]["PATH"].startswith("/opt/venv/bin:")
+    mounts = {m["Target"]: (m["Source"], m["ReadOnly"]) for m in config["mounts"]}
+    assert mounts == {
+        "/input/rec/a.edf": (str(tmp_path / "data" / "rec" / "a.edf"), True),
+        f"{layout.LIBRARY_ROOT}/mylib": (str(tmp_path / "libs" / "mylib"), True),
+        "/workspace": (str(tmp_path / "ws"), False),
+        "/kernel": (str(tmp_path / "sock"), False),
+    }
