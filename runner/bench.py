@@ -24,7 +24,7 @@ from runner.evaluate import run_parts
 from runner.paths import Environment
 from runner.run.scheduler import Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import get_backend, sandbox_choices
+from runner.sandbox import backend_names, get_backend
 from runner.sandbox.base import SandboxSpec
 from runner.settings import SandboxLimits
 
@@ -129,7 +129,7 @@ def main() -> None:
     from runner.bench_tools import tool_latency
 
     results: dict[str, dict[str, object]] = {}
-    for name in (n for n in sandbox_choices() if n != "auto"):
+    for name in backend_names():
         ok, why = get_backend(name).available()
         results[name] = backend_figures(name) if ok else {"unavailable": why}
     keys = list(dict.fromkeys(k for figures in results.values() for k in figures))

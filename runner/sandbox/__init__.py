@@ -45,18 +45,9 @@ def sandbox_choices() -> tuple[str, ...]:
     return (AUTO, *BACKENDS.names())
 
 
-# The choices at import time, for callers that want a constant (runner/bench.py).
-SANDBOX_CHOICES = sandbox_choices()
-
-
 def get_backend(name: str) -> Backend:
     """Build the backend registered as `name`; runner.registry.UnknownName lists the known ones."""
     return BACKENDS.get(name)
-
-
-def sandbox_choices() -> tuple[str, ...]:
-    """What SANDBOX= accepts: auto and every registered backend."""
-    return ("auto", *BACKENDS)
 
 
 def choose_backend(name: str) -> tuple[Backend, str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.sandbox.bootstrap import kernel_argv
+from runner.settings import SandboxLimits
 from runner.transcript import Observation
 from validation.errors import InfrastructureError
 
@@ -26,16 +27,9 @@ class SandboxError(InfrastructureError, RuntimeError):
     """The sandbox could not be started or reached: an infrastructure failure, not the model's."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Resource and output limits of one sandbox (the spec's defaults are the benchmark's)."""
-
-    memory_mb: int = 4096
-    pids: int = 256
-    cpus: float = 1.0
-    exec_timeout_s: float = 150.0
-    grace_s: float = 5.0  # after an interrupt, before the hard kill
-    output_budget_chars: int = 8000
+# What a sandbox enforces (memory, pids, CPUs; per-execution timeout, grace, output budget);
+# the type and its defaults live with the run's other settings.
+Limits = SandboxLimits
 
 
 @dataclass(frozen=True)

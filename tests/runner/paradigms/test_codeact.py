@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from runner.settings import ControlLimits
 from runner.models.base import Completion, ModelError, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.codeact import CodeActLoop
 from runner.sandbox.base import SandboxError
+from runner.settings import ControlLimits
 from runner.transcript import Observation, Usage
 from validation.instance import Instance
 

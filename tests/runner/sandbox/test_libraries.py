@@ -45,9 +45,9 @@ def test_library_is_importable_read_only_and_alone(tmp_path, backend_name):
 
 @pytest.mark.integration
 def test_eegtools_imports_in_the_sandbox(tmp_path):
-    from runner.paradigms.hybrid import LIBRARIES
+    from runner.paradigms.hybrid import Hybrid
 
-    with get_backend("local").start(spec(tmp_path, LIBRARIES)) as box:
+    with get_backend("local").start(spec(tmp_path, Hybrid.libraries)) as box:
         obs = box.execute("import eegtools; print(len(eegtools.TOOLS), eegtools.__file__)")
     assert obs.status == "ok", obs.text
     assert f"10 {LIBRARY_ROOT}/eegtools/__init__.py" in obs.text
