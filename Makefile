@@ -1,4 +1,5 @@
-# eegbench: `make eval` sets everything up and runs the benchmark; `make test` runs the tests.
+# eegbench: `make eval` sets everything up and runs the benchmark; `make test` runs the tests
+# (lint, unit and integration tiers, Docker included); `make test-fast` the unit tier alone.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -15,9 +16,10 @@ CASES    ?=
 DATA_ROOT ?=
 SANDBOX  ?= auto
 WARM_POOL ?=
+EXECUTOR ?=
 EVAL_ARGS ?=
 
-.PHONY: setup data truth truth-check eval test bench clean docker image
+.PHONY: setup data truth truth-check eval test test-fast lint bench clean docker image
 
 setup: $(STAMP)
 
@@ -39,13 +41,23 @@ truth-check: data
 
 eval: data
 	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
+		$(if $(EXECUTOR),--executor '$(EXECUTOR)') \
 		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') \
 		$(if $(PARSER),--parser '$(PARSER)') $(if $(JUDGE),--judge '$(JUDGE)') \
 		$(if $(CASES),--cases '$(CASES)') $(if $(DATA_ROOT),--data-root '$(DATA_ROOT)') $(EVAL_ARGS)
 
 # Docker is not optional for the tests: the conformance suite runs on both backends.
-test: data image
+test: lint data image
 	$(PY) -m pytest -q -ra --durations=15
+
+# The edit loop: unit tests only (no sandbox, no Docker, no root).
+test-fast: data
+	$(PY) -m pytest -q -ra -m "not integration and not docker" --durations=5
+
+# pyflakes, import order, docstrings on the public API; types (strict on runner/ and validation/).
+lint: setup
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # A Docker daemon that answers (installs docker.io and starts dockerd as root if needed).
 docker:

@@ -116,6 +116,18 @@ def all_case_ids() -> list[str]:
 
 
 @pytest.fixture(scope="session")
+def one_case_per_task(all_case_ids) -> list[str]:
+    """The first case of every task in the default set: what the second backend and the
+    null model run (the full set runs once, with the oracle on the local backend)."""
+    from runner import catalog
+
+    first: dict[str, str] = {}
+    for instance in sorted(catalog.select(catalog.load_all(), []), key=lambda i: i.case_id):
+        first.setdefault(instance.task_id, instance.case_id)
+    return sorted(first.values())
+
+
+@pytest.fixture(scope="session")
 def oracle_local_run(tmp_path_factory):
     """`eegbench eval --model oracle --jobs 2` over every instance on the local backend: shared
     by the oracle tests and the docker-vs-local comparison (it takes minutes)."""
