@@ -13,7 +13,9 @@ import json
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,13 +40,13 @@ def write_recording(path: Path, seconds: int, channels: int, sfreq: float) -> No
     raw.save(path, overwrite=True, verbose="error")
 
 
-def _timed(fn) -> float:
+def _timed(fn: Callable[[], object]) -> float:
     began = time.perf_counter()
     fn()
     return time.perf_counter() - began
 
 
-def _first_call(path: Path, kwargs: dict) -> float:
+def _first_call(path: Path, kwargs: dict[str, Any]) -> float:
     import eegtools
 
     eegtools.clear_cache()
@@ -52,7 +54,8 @@ def _first_call(path: Path, kwargs: dict) -> float:
     return _timed(lambda: eegtools.compute_windowed_features(path, **kwargs))
 
 
-def measure(path: Path, seconds: int) -> dict:
+def measure(path: Path, seconds: int) -> dict[str, float]:
+    """Read, first-call and repeated-call seconds for one recording, and their ratios."""
     import mne
 
     import eegtools
@@ -62,9 +65,9 @@ def measure(path: Path, seconds: int) -> dict:
     read_s = min(_timed(lambda: mne.io.read_raw(path, preload=True, verbose="error")) for _ in range(2))
     gc.collect()
     # One channel at the finest window the 8,000-token budget allows over the whole night.
-    one = {"channels": ["EEG00"], "window_s": 60.0 if seconds <= 4 * 3600 else 300.0, "features": FEATURES}
+    one: dict[str, Any] = {"channels": ["EEG00"], "window_s": 60.0 if seconds <= 4 * 3600 else 300.0, "features": FEATURES}
     # Every channel with the budget lifted: what hybrid-mode code may ask for.
-    every = {"window_s": 30.0, "features": FEATURES, "budget_tokens": None}
+    every: dict[str, Any] = {"window_s": 30.0, "features": FEATURES, "budget_tokens": None}
     first_s = min(_first_call(path, one) for _ in range(2))
     repeat_s = statistics.median(_timed(lambda: eegtools.compute_windowed_features(path, **one)) for _ in range(REPEATS))
     every_s = statistics.median(_timed(lambda: eegtools.compute_windowed_features(path, **every)) for _ in range(3))
@@ -81,8 +84,9 @@ def measure(path: Path, seconds: int) -> dict:
     }
 
 
-def tool_latency() -> dict:
-    figures: dict = {}
+def tool_latency() -> dict[str, float]:
+    """The latency figures of both synthetic recordings, keyed tools_<shape>_<figure>."""
+    figures: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="eegbench-toolbench-") as tmp:
         for name, (seconds, channels, sfreq) in SHAPES.items():
             path = Path(tmp) / f"{name}_raw.fif"
@@ -95,6 +99,7 @@ def tool_latency() -> dict:
 
 
 def main() -> None:
+    """Print the tool latency figures as JSON (`python -m runner.bench_tools`)."""
     print(json.dumps(tool_latency(), indent=2))
 
 

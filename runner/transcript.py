@@ -1,7 +1,7 @@
 """What happened in one instance, turn by turn: the audit record's building blocks."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +34,8 @@ class InfraEvent(BaseModel):
 
 
 class Usage(BaseModel):
+    """Token counts of one model reply; None when the endpoint did not report them."""
+
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
@@ -54,7 +56,7 @@ class ToolCallRecord(BaseModel):
     """One tool request of the tools paradigm and what came back (already truncated)."""
 
     name: str
-    arguments: dict | str  # the parsed JSON object, or the raw text when it did not parse
+    arguments: dict[str, Any] | str  # the parsed JSON object, or the raw text when it did not parse
     call_id: str | None = None  # native function calling's id
     status: Literal["ok", "error"]
     error_code: str | None = None  # ToolError code, e.g. "unknown_channel", "budget_exceeded"
@@ -64,6 +66,8 @@ class ToolCallRecord(BaseModel):
 
 
 class Turn(BaseModel):
+    """One model reply and what the controller did with it (execution or tool calls)."""
+
     index: int
     reply: str  # the assistant's raw reply
     usage: Usage = Field(default_factory=Usage)

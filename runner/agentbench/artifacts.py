@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from runner.data import DataError
 from runner.fileio import write_atomic
@@ -43,15 +44,20 @@ CLEAN_CHANNELS = ("C5", "C3", "C1", "Cz", "C2", "C4", "C6", "Cp5", "Cp3", "Cp1",
                   "Po3", "Poz", "Po4", "Po8", "O1", "Oz", "O2")
 SEED = 20261129
 
+_Signal = NDArray[np.float64]
+_Window = tuple[str, _Signal]  # ("<channel>@<start_s>", samples)
+
 
 @dataclass(frozen=True)
 class Epoch:
+    """One T2 epoch: its opaque record name, label, SNR, sources and mixed signal."""
+
     record: str  # opaque name, e.g. "r017"
     label: str
     snr_db: int | None  # None for clean epochs
     eeg_source: str  # "<channel>@<start_s>"
     artifact_source: str | None
-    signal: np.ndarray  # (SAMPLES,) float64, microvolts
+    signal: _Signal  # (SAMPLES,) float64, microvolts
 
 
 def build_epochs(data_root: Path) -> list[Epoch]:
@@ -64,7 +70,8 @@ def build_epochs(data_root: Path) -> list[Epoch]:
         raise DataError(f"T2: only {len(clean)} clean EEG windows in {EEG_SOURCE}, need {needed}")
     rng = random.Random(SEED)
     bases = rng.sample(clean, needed)
-    epochs = [(("clean", None, base, None)) for base in bases[:CLEAN_COUNT]]
+    epochs: list[tuple[str, int | None, _Window, _Window | None]] = [
+        ("clean", None, base, None) for base in bases[:CLEAN_COUNT]]
     offset = CLEAN_COUNT
     for label, artifacts in (("ocular", ocular), ("muscle", muscle)):
         chosen = artifacts[: len(SNR_LEVELS_DB) * PER_LEVEL]
@@ -77,12 +84,12 @@ def build_epochs(data_root: Path) -> list[Epoch]:
     return [
         Epoch(record=f"r{number:03d}", label=label, snr_db=snr, eeg_source=base[0],
               artifact_source=None if artifact is None else artifact[0],
-              signal=base[1] if artifact is None else mix(base[1], artifact[1], snr))
+              signal=base[1] if artifact is None or snr is None else mix(base[1], artifact[1], snr))
         for number, (label, snr, base, artifact) in enumerate(epochs, start=1)
     ]
 
 
-def mix(eeg: np.ndarray, artifact: np.ndarray, snr_db: float) -> np.ndarray:
+def mix(eeg: _Signal, artifact: _Signal, snr_db: float) -> _Signal:
     """x = eeg + lambda * artifact with lambda from the SNR (§6.9, eqs. 10-11)."""
     lam = _rms(eeg) / (_rms(artifact) * 10 ** (snr_db / 10))
     return eeg + lam * artifact
@@ -93,7 +100,7 @@ def write_epochs(data_root: Path, epochs: list[Epoch]) -> list[Path]:
     are not rewritten."""
     folder = Path(data_root) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     for epoch in epochs:
         for path, content in ((folder / f"{epoch.record}.npy", _npy_bytes(epoch.signal)),
                               (folder / f"{epoch.record}.json", sidecar_text())):
@@ -111,28 +118,30 @@ def generate(data_root: Path) -> list[Epoch]:
 
 
 def input_paths(record: str) -> list[str]:
+    """The epoch's data-root-relative files as a task binding lists them: .npy, then .json."""
     return [f"{FOLDER}/{record}.npy", f"{FOLDER}/{record}.json"]
 
 
 def sidecar_text() -> bytes:
+    """The JSON sidecar, the same for every epoch, so it cannot tell the label."""
     meta = {"channels": ["EEG"], "duration_s": SAMPLES / SFREQ, "format": "numpy .npy, float64, "
             "shape (n_channels, n_samples)", "n_samples": SAMPLES, "sfreq": float(SFREQ), "unit": "uV"}
     return (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
 
 
-def _npy_bytes(signal: np.ndarray) -> bytes:
+def _npy_bytes(signal: _Signal) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, np.asarray(signal, dtype="<f8").reshape(1, -1), allow_pickle=False)
     return buffer.getvalue()
 
 
-def _clean_windows(path: Path) -> list[tuple[str, np.ndarray]]:
+def _clean_windows(path: Path) -> list[_Window]:
     from scipy.signal import butter, resample_poly, sosfiltfilt
 
     data, names, sfreq = _read(path)
     wanted = {name.rstrip(".").lower(): i for i, name in enumerate(names)}
     sos = butter(4, (1.0, 70.0), btype="bandpass", fs=sfreq, output="sos")
-    windows = []
+    windows: list[_Window] = []
     for channel in CLEAN_CHANNELS:
         if channel.lower() not in wanted:
             raise DataError(f"T2: channel {channel} missing from {path}")
@@ -149,14 +158,14 @@ def _clean_windows(path: Path) -> list[tuple[str, np.ndarray]]:
 
 
 def _ranked_windows(path: Path, channels: tuple[str, ...], band: tuple[float, float],
-                    rank_by: str) -> list[tuple[str, np.ndarray]]:
+                    rank_by: str) -> list[_Window]:
     from scipy.signal import butter, sosfiltfilt
 
     data, names, sfreq = _read(path)
     if int(sfreq) != SFREQ:
         raise DataError(f"T2: {path} has {sfreq} Hz, expected {SFREQ}")
     sos = butter(4, band, btype="bandpass", fs=sfreq, output="sos")
-    scored = []
+    scored: list[tuple[float, str, _Signal]] = []
     for channel in channels:
         x = sosfiltfilt(sos, data[names.index(channel)])
         for start in range(SFREQ, len(x) - SAMPLES - SFREQ, SAMPLES):
@@ -167,12 +176,12 @@ def _ranked_windows(path: Path, channels: tuple[str, ...], band: tuple[float, fl
     return [(name, w) for _, name, w in scored]
 
 
-def _read(path: Path) -> tuple[np.ndarray, list[str], float]:
+def _read(path: Path) -> tuple[_Signal, list[str], float]:
     import mne
 
     raw = mne.io.read_raw_edf(path, preload=True, verbose="ERROR")
     return raw.get_data() * 1e6, list(raw.ch_names), float(raw.info["sfreq"])
 
 
-def _rms(x: np.ndarray) -> float:
+def _rms(x: _Signal) -> float:
     return float(np.sqrt(np.mean(np.square(x))))

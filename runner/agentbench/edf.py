@@ -23,6 +23,8 @@ class EdfError(UserError, ValueError):
 
 @dataclass(frozen=True)
 class EdfHeader:
+    """The fixed header of one EDF file and the per-signal fields the cutting needs."""
+
     path: Path
     start: dt.datetime
     header_bytes: int
@@ -34,18 +36,22 @@ class EdfHeader:
 
     @property
     def duration_s(self) -> float:
+        """Recorded seconds: data records times the record duration."""
         return self.n_records * self.record_duration_s
 
     @property
     def record_bytes(self) -> int:
+        """Bytes of one data record (16-bit samples of every signal)."""
         return 2 * sum(self.samples_per_record)
 
     @property
     def is_edf_plus(self) -> bool:
+        """EDF+ (reserved field "EDF+C"/"EDF+D"), whose annotations keep time and forbid cuts."""
         return self.reserved.startswith("EDF+")
 
 
 def read_header(path: Path) -> EdfHeader:
+    """The header of `path` without decoding any signal; EdfError when it is unreadable."""
     path = Path(path)
     try:
         with open(path, "rb") as handle:

@@ -18,6 +18,8 @@ LETTERS = ("A", "B", "C", "D")
 
 @dataclass(frozen=True)
 class Question:
+    """One T1 question: its id, text, the correct option and three distractors."""
+
     qid: str
     text: str
     correct: str
@@ -117,7 +119,7 @@ def shuffled_options(question: Question,
     correct = LETTERS[[q.qid for q in order].index(question.qid) % len(LETTERS)]
     distractors = list(question.distractors)
     random.Random(int.from_bytes(_digest(question.qid)[:8], "big")).shuffle(distractors)
-    options = {}
+    options: dict[str, str] = {}
     for letter in LETTERS:
         options[letter] = question.correct if letter == correct else distractors.pop(0)
     return options, correct

@@ -39,7 +39,7 @@ def build_local(dataset: str, root: Path, project_root: Path, data_root: Path,
     spec = task_spec(task, [stage_case(task.dataset, case, Path(data_root)) for case in task.cases])
     folder = Path(out_dir) / dataset
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    written: list[Path] = []
     for binding in spec.bindings:
         instance = truth.build_instance(spec, binding, project_root, data_root)
         path = folder / f"{instance.case_id}.json"
@@ -54,7 +54,7 @@ def build_local(dataset: str, root: Path, project_root: Path, data_root: Path,
 
 def stage_case(dataset: str, case: LocalCase, data_root: Path) -> truth.Binding:
     """Put the case's files in the data root; the binding names them data-root-relative."""
-    relative = []
+    relative: list[str] = []
     for source, suffix in case.files:
         rel = f"{STAGE_DIR}/{dataset}/{case.name}{suffix}"
         target = data_root / rel
@@ -90,6 +90,7 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 def task_spec(task: DatasetTask, bindings: list[truth.Binding]) -> truth.TaskSpec:
+    """An in-memory task spec for the truth pipeline: one answer unit of the family's type."""
     return truth.TaskSpec(
         task_id=task.task_id, bench_subset=SUBSET, difficulty=task.difficulty,
         difficulty_reason=task.difficulty_reason, original_dataset=task.original_dataset,

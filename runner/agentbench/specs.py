@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from runner.agentbench import artifacts, knowledge
 from runner.fileio import write_atomic
@@ -37,8 +38,9 @@ T2_INSTRUCTION = (
 PARSER_PROMPT = "Extract the final answer as {\"answer\": ...} exactly as the report states it."
 
 
-def t1_spec() -> dict:
-    bindings = []
+def t1_spec() -> dict[str, Any]:
+    """The T1 task spec: one binding per question, options placed by knowledge.shuffled_options."""
+    bindings: list[dict[str, Any]] = []
     for question in knowledge.QUESTIONS:
         options, correct = knowledge.shuffled_options(question)
         bindings.append({
@@ -57,7 +59,8 @@ def t1_spec() -> dict:
                  bindings)
 
 
-def t2_spec(data_root: Path) -> dict:
+def t2_spec(data_root: Path) -> dict[str, Any]:
+    """The T2 task spec: one binding per epoch; builds the epochs from the packaged recordings."""
     bindings = [
         {
             "case": epoch.record,
@@ -77,7 +80,8 @@ def t2_spec(data_root: Path) -> dict:
                  T2_INSTRUCTION, {"family": "T2", "labels": list(artifacts.LABELS)}, bindings)
 
 
-def _spec(task_id, difficulty, reason, dataset, instruction, params, bindings) -> dict:
+def _spec(task_id: str, difficulty: str, reason: str, dataset: str, instruction: str,
+          params: dict[str, Any], bindings: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "task_id": task_id,
         "bench_subset": SUBSET,
@@ -93,13 +97,15 @@ def _spec(task_id, difficulty, reason, dataset, instruction, params, bindings) -
     }
 
 
-def spec_text(spec: dict) -> str:
+def spec_text(spec: dict[str, Any]) -> str:
+    """Canonical JSON text of a spec (sorted keys), so regeneration is byte-identical."""
     return json.dumps(spec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def write_specs(project_root: Path, data_root: Path) -> list[Path]:
+    """Rewrite the T1 and T2 specs under instances/tasks/; returns the paths written."""
     folder = Path(project_root) / "instances" / "tasks"
-    paths = []
+    paths: list[Path] = []
     for spec in (t1_spec(), t2_spec(data_root)):
         path = folder / f"{spec['task_id']}.json"
         write_atomic(path, spec_text(spec))

@@ -39,6 +39,8 @@ class ToolCall:
 
 @dataclass
 class Completion:
+    """One model reply: its text, token usage, latency and any native function calls."""
+
     text: str
     usage: Usage
     latency_s: float
@@ -47,10 +49,13 @@ class Completion:
 
 
 class ModelSession(ABC):
-    @abstractmethod
-    def complete(self, messages: list[Message]) -> Completion: ...
+    """The conversation partner for one instance; the controller sends the whole history each turn."""
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+    @abstractmethod
+    def complete(self, messages: list[Message]) -> Completion:
+        """The next reply to `messages`; ModelError when the model cannot give one."""
+
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         """A reply in the tools paradigm. `tools` are OpenAI function schemas; kinds without
         native function calling ignore them and answer in text, which the tools loop reads
         as the paper's JSON action format."""
@@ -58,12 +63,15 @@ class ModelSession(ABC):
 
 
 class Model(ABC):
+    """A model for a whole run; it hands out one session per instance."""
+
     name: str  # as recorded in run.json, e.g. "oracle", "openai:gpt-4o"
 
     @abstractmethod
-    def session(self, instance: Instance) -> ModelSession: ...
+    def session(self, instance: Instance) -> ModelSession:
+        """A fresh conversation partner for `instance` (models may depend on which it is)."""
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """Settings to record in run.json (no secrets)."""
         return {"name": self.name}
 

@@ -26,6 +26,7 @@ import urllib.request
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 from runner.fileio import sha256_file
 from runner.models.base import Model, ModelSession
@@ -125,13 +126,14 @@ class LocalLlamaServer:
         # A per-server key so no other local user or process can borrow the server.
         self.api_key = secrets.token_urlsafe(24)
         self.start_time_s: float | None = None
-        self._proc: subprocess.Popen | None = None
-        self._log_file = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log_file: IO[bytes] | None = None
         self._temp_log: Path | None = None
         self._lock = threading.Lock()
 
     @property
     def pid(self) -> int | None:
+        """The server child's pid while it runs, else None."""
         return self._proc.pid if self._proc else None
 
     def start(self) -> str:
@@ -174,6 +176,7 @@ class LocalLlamaServer:
         self.base_url = None
 
     def log_tail(self, chars: int = 3000) -> str:
+        """The end of the server log ("" when there is none), for error messages."""
         path = self.log_path or self._temp_log
         try:
             return path.read_text(errors="replace")[-chars:] if path else ""
@@ -184,10 +187,10 @@ class LocalLlamaServer:
         self.start()
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def _spawn(self) -> subprocess.Popen:
+    def _spawn(self) -> subprocess.Popen[bytes]:
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._log_file = open(self.log_path, "ab")
@@ -234,10 +237,11 @@ class LocalLlamaServer:
                         f"(exit {self._proc.wait()})"
                     )
                 data += chunk
-        return json.loads(data.split(b"\n", 1)[0])["address"]
+        address: str = json.loads(data.split(b"\n", 1)[0])["address"]
+        return address
 
 
-def _wait_healthy(address: str, deadline: float, proc: subprocess.Popen) -> None:
+def _wait_healthy(address: str, deadline: float, proc: subprocess.Popen[bytes]) -> None:
     """Poll /health, then /v1/models, until one answers 200."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
     last = "no answer"
@@ -271,7 +275,7 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _close_quietly(handle) -> None:
+def _close_quietly(handle: IO[bytes] | None) -> None:
     try:
         if handle is not None:
             handle.close()
@@ -301,7 +305,7 @@ class LocalModel(Model):
         settings (max_tokens None: DEFAULT_MAX_TOKENS, generation runs on the CPU)."""
         settings = settings or ModelSettings()
         self.is_default = gguf_path is None
-        if self.is_default:
+        if gguf_path is None:
             self.gguf = ensure_default_gguf(models_dir or Paths().data_root / "models")
         else:
             self.gguf = Path(gguf_path)
@@ -323,9 +327,11 @@ class LocalModel(Model):
         )
 
     def session(self, instance: Instance) -> ModelSession:
+        """A session of the OpenAI client talking to this run's server."""
         return self.client.session(instance)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
+        """The GGUF, server settings and client settings, without the random port."""
         client = self.client.describe()
         client.pop("base_url")  # a random port: noise in run.json
         client.pop("name")
@@ -341,13 +347,14 @@ class LocalModel(Model):
         }
 
     def close(self) -> None:
+        """Close the client, then stop the server; safe to call twice."""
         self.client.close()
         self.server.stop()
 
     def __enter__(self) -> LocalModel:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -364,7 +371,7 @@ def _xllamacpp_version() -> str:
 # The child process
 
 
-def _serve(config: dict) -> None:
+def _serve(config: dict[str, Any]) -> None:
     """Load the model, report the address on stdout, serve until stdin reaches EOF."""
     import xllamacpp
 

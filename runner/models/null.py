@@ -1,6 +1,8 @@
 """The floor: a model that gives up at once with an empty solution."""
 from __future__ import annotations
 
+from typing import Any
+
 from runner.models.base import Completion, Message, Model, ModelSession
 from runner.transcript import Usage
 from validation.instance import Instance
@@ -10,9 +12,12 @@ EMPTY_ANSWER = '{"action": "final_answer", "answer": null}'  # the same floor in
 
 
 class NullModel(Model):
+    """The score floor: every instance ends at its first turn with an empty answer."""
+
     name = "null"
 
     def session(self, instance: Instance) -> ModelSession:
+        """A session that answers every turn with the empty solution (or final_answer null)."""
         return _NullSession()
 
 
@@ -20,5 +25,5 @@ class _NullSession(ModelSession):
     def complete(self, messages: list[Message]) -> Completion:
         return Completion(text=EMPTY_SOLUTION, usage=Usage(), latency_s=0.0)
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         return Completion(text=EMPTY_ANSWER, usage=Usage(), latency_s=0.0)

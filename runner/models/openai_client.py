@@ -19,9 +19,11 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.transcript import Usage
@@ -41,12 +43,12 @@ def endpoint_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, st
     env = os.environ if environ is None else environ
     base_url = _first_set(env, BASE_URL_VARS)
     api_key = _first_set(env, API_KEY_VARS)
-    missing = [
-        " or ".join(names)
-        for names, value in ((BASE_URL_VARS, base_url), (API_KEY_VARS, api_key))
-        if not value
-    ]
-    if missing:
+    if base_url is None or api_key is None:  # _first_set gives None, never "", for unset
+        missing = [
+            " or ".join(names)
+            for names, value in ((BASE_URL_VARS, base_url), (API_KEY_VARS, api_key))
+            if not value
+        ]
         raise UserError(
             "openai model: set " + " and ".join(missing)
             + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)"
@@ -55,6 +57,8 @@ def endpoint_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, st
 
 
 class OpenAIModel(Model):
+    """A model behind an OpenAI-compatible endpoint, with our own retry policy (module doc)."""
+
     def __init__(
         self,
         name: str,
@@ -99,9 +103,11 @@ class OpenAIModel(Model):
         )
 
     def session(self, instance: Instance) -> ModelSession:
+        """A stateless session: every turn sends the whole conversation to the endpoint."""
         return _HttpSession(self)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
+        """Endpoint and generation settings; the base URL without credentials, never the key."""
         return {
             "name": self.name,
             "model": self.model_id,
@@ -116,10 +122,12 @@ class OpenAIModel(Model):
         }
 
     def close(self) -> None:
+        """Close the HTTP client and cut short any backoff wait in progress."""
         self._closing.set()  # turns waiting in a backoff give up instead of retrying
         self._client.close()
 
-    def complete(self, messages: list[Message], tools: list[dict] | None = None, **extra) -> Completion:
+    def complete(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
+                 **extra: Any) -> Completion:
         """One reply, retrying transport failures; the latency is the successful attempt's.
         `extra` goes into the request as is (e.g. response_format for JSON mode)."""
         attempt = 0
@@ -154,7 +162,7 @@ class OpenAIModel(Model):
             delay = max(delay, min(retry_after, self.backoff_cap_s))
         return delay
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         """Native function calling while the endpoint accepts it. The first request it
         rejects (a 4xx such as "tools not supported") switches this model to the JSON text
         format for good; the tools paradigm's prompt describes both."""
@@ -171,8 +179,8 @@ class OpenAIModel(Model):
         self.native_tools = True
         return completion
 
-    def _request(self, messages: list[Message], tools: list[dict] | None = None) -> dict:
-        request = {
+    def _request(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        request: dict[str, Any] = {
             "model": self.model_id,
             "messages": messages,
             "temperature": self.temperature,
@@ -214,7 +222,7 @@ class _HttpSession(ModelSession):
     def complete(self, messages: list[Message]) -> Completion:
         return self._model.complete(messages)
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         return self._model.complete_with_tools(messages, tools)
 
 
@@ -222,7 +230,7 @@ class _EmptyResponse(Exception):
     """A 200 without choices: a broken proxy or server, treated like a 5xx."""
 
 
-def _completion(response, latency_s: float) -> Completion:
+def _completion(response: ChatCompletion, latency_s: float) -> Completion:
     if not getattr(response, "choices", None):
         raise _EmptyResponse("response has no choices")
     message = response.choices[0].message
@@ -239,8 +247,8 @@ def _completion(response, latency_s: float) -> Completion:
     )
 
 
-def _tool_calls(message) -> list[ToolCall]:
-    calls = []
+def _tool_calls(message: ChatCompletionMessage) -> list[ToolCall]:
+    calls: list[ToolCall] = []
     for i, call in enumerate(getattr(message, "tool_calls", None) or []):
         function = getattr(call, "function", None)
         if function is None:

@@ -28,12 +28,15 @@ TAIL_CHARS = 2000  # how much of a failed run's output the solution quotes
 
 
 class OracleModel(Model):
+    """Runs each task's reference script in the instance's kernel: the harness check."""
+
     name = "oracle"
 
     def __init__(self, project_root: Path) -> None:
         self.project_root = Path(project_root)
 
     def session(self, instance: Instance) -> ModelSession:
+        """A session that sends the reference script first, then answers with its result."""
         return _OracleSession(self.project_root, instance)
 
 
@@ -56,7 +59,7 @@ class _OracleSession(ModelSession):
             text = self._solution
         return Completion(text=text, usage=Usage(), latency_s=time.perf_counter() - start)
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict]) -> Completion:
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         text = json.dumps({"action": "final_answer", "answer": reference_answer(self._instance)})
         return Completion(text=text, usage=Usage(), latency_s=0.0)
 

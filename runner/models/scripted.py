@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from runner.models.base import Completion, Message, Model, ModelSession
 from runner.transcript import Usage
@@ -22,15 +23,19 @@ class RepliesFileError(UserError, ValueError):
 
 
 class ScriptedModel(Model):
+    """Replies from a JSON file, the same list for every instance (tests, hostile code checks)."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.replies = load_replies(self.path)
         self.name = f"script:{self.path}"
 
     def session(self, instance: Instance) -> ModelSession:
+        """A session that hands out the file's replies from the first one on."""
         return ListSession(self.replies)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
+        """Name, path, the file's sha256 (empty file's when it is gone) and the reply count."""
         raw = self.path.read_bytes() if self.path.is_file() else b""
         return {
             "name": self.name,

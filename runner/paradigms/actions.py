@@ -10,6 +10,8 @@ _OPEN = re.compile(r"<(execute|solution)>", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Action:
+    """The reply's action: code to execute, the final solution, or none; `body` is the block's text."""
+
     kind: Literal["execute", "solution", "none"]
     body: str = ""
 
@@ -22,8 +24,8 @@ def parse_action(reply: str) -> Action:
     match = _OPEN.search(reply or "")
     if match is None:
         return Action("none")
-    kind = match.group(1).lower()
+    kind: Literal["execute", "solution"] = "execute" if match.group(1).lower() == "execute" else "solution"
     rest = reply[match.end():]
     close = re.search(rf"</{kind}>", rest, re.IGNORECASE)
     body = rest[: close.start()] if close else rest
-    return Action(kind, body.strip("\n"))  # type: ignore[arg-type]
+    return Action(kind, body.strip("\n"))

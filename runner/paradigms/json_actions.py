@@ -12,9 +12,11 @@ MAX_SCAN = 200  # '{' positions tried; bounds the work on hostile text
 
 @dataclass(frozen=True)
 class JsonAction:
+    """The action read from a reply: a tool call (name, args), the final answer, or none (problem)."""
+
     kind: Literal["tool_call", "final_answer", "none"]
     name: str = ""
-    args: dict | str = field(default_factory=dict)  # raw text when "args" is not an object
+    args: dict[str, Any] | str = field(default_factory=dict)  # raw text when "args" is not an object
     answer: Any = None
     problem: str | None = None  # why a reply holds no action
 
@@ -45,7 +47,7 @@ def parse_json_action(reply: str) -> JsonAction:
     return JsonAction("tool_call", name=action.strip(), args=args)
 
 
-def _first_action_object(text: str) -> dict | None:
+def _first_action_object(text: str) -> dict[str, Any] | None:
     decoder = json.JSONDecoder()
     start = text.find("{")
     tried = 0
@@ -61,7 +63,7 @@ def _first_action_object(text: str) -> dict | None:
     return None
 
 
-def parse_arguments(raw: str) -> dict | str:
+def parse_arguments(raw: str) -> dict[str, Any] | str:
     """Native function-call arguments: the JSON object, or the raw text when it is not one."""
     if not raw or not raw.strip():
         return {}

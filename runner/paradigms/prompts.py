@@ -50,6 +50,7 @@ def instance_message(instance: Instance) -> str:
 
 
 def observation_message(text: str) -> str:
+    """The user message carrying one execution's (already truncated) output back to the model."""
     return f"Observation:\n{text}"
 
 
@@ -60,7 +61,7 @@ def tool_catalogue() -> str:
     """One entry per eegtools tool: name, arguments, description."""
     from eegtools import TOOLS
 
-    lines = []
+    lines: list[str] = []
     for spec in TOOLS.values():
         args = ", ".join(spec.parameters["properties"])
         lines.append(f"- {spec.name}({args}): {spec.description}")
@@ -68,6 +69,7 @@ def tool_catalogue() -> str:
 
 
 def tools_system_prompt() -> str:
+    """The tools paradigm's system prompt: the tool catalogue and both action formats."""
     return f"""\
 You are an EEG analysis agent. You cannot run code or see raw waveforms: recordings are \
 accessed only through the deterministic EEG tools below. Each turn, either call one tool \
@@ -106,6 +108,7 @@ TOOLS_FINAL_ROUND = (
 
 
 def tool_ceiling_message(limit: int) -> str:
+    """The nudge once the `limit` tool calls are used up: no more tools run, the model must answer."""
     return (
         f"The tool-call ceiling ({limit} calls) is reached; no more tools will run. Reply now with "
         '{"action": "final_answer", "answer": ...}.'

@@ -10,6 +10,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import eegtools
 from eegtools import ToolError
@@ -20,6 +21,8 @@ SFREQ_KEYS = ("sfreq", "sampling_rate", "sampling_rate_hz")  # agent_input field
 
 @dataclass(frozen=True)
 class ToolResult:
+    """One tool call's outcome as the loop records it: the text the model sees and its status."""
+
     text: str  # what the model sees (compact JSON, truncated at the character cap)
     ok: bool
     error_code: str | None
@@ -28,6 +31,8 @@ class ToolResult:
 
 
 class Toolbox:
+    """The eegtools registry bound to one instance's records and the tool-output budget."""
+
     def __init__(self, instance: Instance, data_root: Path, budget_tokens: int) -> None:
         self.instance = instance
         self.data_root = Path(data_root)
@@ -38,7 +43,7 @@ class Toolbox:
         # fixed-size answers (error messages, metadata) against pathological inputs.
         self.max_chars = budget_tokens * eegtools.budget.CHARS_PER_TOKEN + 2000
 
-    def resolve(self, record: str | None):
+    def resolve(self, record: str | None) -> eegtools.Recording:
         """A record id (the listed id, its /input/ path or its file name) -> the loaded recording."""
         if record is None:
             if len(self.records) == 1:
@@ -49,7 +54,7 @@ class Toolbox:
                 return self._load(rel)
         raise ToolError("bad_argument", f"record: {record!r} is not a record of this task; records: {self.records}", argument="record")
 
-    def _load(self, rel: str):
+    def _load(self, rel: str) -> eegtools.Recording:
         """Through the cache; a .npy takes the sampling rate the instance declares, if any."""
         declared = None
         if rel.lower().endswith(".npy"):
@@ -59,7 +64,7 @@ class Toolbox:
 
     def describe_records(self) -> list[str]:
         """One line per record with its metadata (the paper gives it at episode start)."""
-        lines = []
+        lines: list[str] = []
         for rel in self.records:
             try:
                 info = eegtools.get_recording_info(self._load(rel))
@@ -73,10 +78,11 @@ class Toolbox:
                 lines.append(f"{rel}: not readable by the tools ({type(exc).__name__}: {exc})"[:300])
         return lines
 
-    def call(self, name: str, arguments: dict | str) -> ToolResult:
+    def call(self, name: str, arguments: dict[str, Any] | str) -> ToolResult:
+        """Run one tool request; never raises: bad requests and tool failures become error results."""
         started = time.perf_counter()
         if isinstance(arguments, str):
-            result: dict = ToolError("bad_argument", f"arguments: not a JSON object: {arguments[:200]!r}", argument="arguments").to_dict()
+            result: dict[str, Any] = ToolError("bad_argument", f"arguments: not a JSON object: {arguments[:200]!r}", argument="arguments").to_dict()
         else:
             result = self._run(name, arguments)
         text = json.dumps(result, separators=(",", ":"), ensure_ascii=False)
@@ -92,7 +98,7 @@ class Toolbox:
             duration_s=round(time.perf_counter() - started, 4),
         )
 
-    def _run(self, name: str, arguments: dict) -> dict:
+    def _run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
             return eegtools.call_tool(name, arguments, self.resolve, budget_tokens=self.budget_tokens)
         except Exception as exc:  # a tool bug or an unreadable file must not end the instance

@@ -6,12 +6,14 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 LIBRARIES = ("numpy", "scipy", "mne", "yasa", "pandas", "ipykernel", "jupyter_client", "openai", "eegbench")
 
 
 def library_versions() -> dict[str, str]:
-    versions = {}
+    """Installed version of each library in LIBRARIES ("not installed" when absent)."""
+    versions: dict[str, str] = {}
     for name in LIBRARIES:
         try:
             versions[name] = metadata.version(name)
@@ -21,6 +23,7 @@ def library_versions() -> dict[str, str]:
 
 
 def git_revision(root: Path) -> str:
+    """HEAD of the checkout at `root`, suffixed -dirty for tracked changes; "unknown" without git."""
     try:
         rev = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
@@ -36,7 +39,8 @@ def git_revision(root: Path) -> str:
     return rev.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
-def describe(root: Path) -> dict:
+def describe(root: Path) -> dict[str, Any]:
+    """run.json's environment entry: git revision, Python, platform and library versions."""
     return {
         "git_revision": git_revision(root),
         "python": sys.version.split()[0],

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Callable
 
 from runner.sandbox.base import Sandbox, SandboxError, SandboxSpec
 
 
 class WarmPool:
+    """Sandboxes started in the background ahead of their instances, held by case id until taken."""
+
     def __init__(self, start: Callable[[SandboxSpec], Sandbox], workers: int) -> None:
         self._start = start
         self._executor = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="warm-pool")
-        self._pending: dict[str, Future] = {}
+        self._pending: dict[str, Future[Sandbox]] = {}
         self._lock = threading.Lock()
         self._closed = False
 

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, TypeVar
 
 from validation.errors import UserError
+
+_T = TypeVar("_T")
 
 
 class AdapterError(UserError, ValueError):
@@ -29,6 +32,8 @@ class LocalCase:
 
 @dataclass
 class DatasetTask:
+    """One task family built from a local copy: the task spec's fields and its cases."""
+
     dataset: str
     task_id: str
     family: str
@@ -50,7 +55,7 @@ def opaque_names(keys: list[str], prefix: str, seed: str) -> dict[str, str]:
     return {key: f"{prefix}{index:0{width}d}" for index, key in enumerate(order, start=1)}
 
 
-def pick(items: list, count: int, seed: str) -> list:
+def pick(items: list[_T], count: int, seed: str) -> list[_T]:
     """A deterministic sample of `count` items (all of them when fewer), kept in input order."""
     if count >= len(items):
         return list(items)

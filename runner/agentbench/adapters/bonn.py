@@ -25,6 +25,7 @@ INSTRUCTION = (
 
 
 def segment_files(root: Path, subset: str) -> list[Path]:
+    """The subset's .txt segments, sorted; the folder letter matches in any case."""
     folders = [p for p in Path(root).iterdir() if p.is_dir() and p.name.upper() == subset]
     if not folders:
         raise AdapterError(f"{root}: no folder {subset}/ (Bonn layout: Z, O, N, F, S)")
@@ -35,6 +36,7 @@ def segment_files(root: Path, subset: str) -> list[Path]:
 
 
 def read_samples(path: Path) -> int:
+    """The number of samples in a segment, checked to be one number per non-blank line."""
     lines = [line for line in Path(path).read_text().splitlines() if line.strip()]
     try:
         [float(line) for line in lines]
@@ -44,6 +46,7 @@ def read_samples(path: Path) -> int:
 
 
 def build(root: Path) -> DatasetTask:
+    """T3 cases: a balanced seeded sample of Z, O (normal) and S (epileptic) segments."""
     root = Path(root)
     found = {subset: segment_files(root, subset) for subset in SUBSETS}
     k = min(len(found["Z"]), len(found["O"]), len(found["S"]) // 2)
@@ -52,7 +55,7 @@ def build(root: Path) -> DatasetTask:
     chosen = {s: pick(found[s], k * (2 if s == "S" else 1), f"bonn-{s}") for s in SUBSETS}
     sources = {f"{s}/{p.name}": (s, p) for s, files in chosen.items() for p in files}
     names = opaque_names(list(sources), "b", "bonn")
-    cases = []
+    cases: list[LocalCase] = []
     for key, (subset, path) in sorted(sources.items(), key=lambda kv: names[kv[0]]):
         n = read_samples(path)
         cases.append(LocalCase(

@@ -31,6 +31,8 @@ _TIME = re.compile(r"^Seizure(?:\s+\d+)?\s+(Start|End)\s+Time:\s*([\d.]+)\s*seco
 
 @dataclass(frozen=True)
 class SummaryRecord:
+    """One file entry of a summary: the EDF's name and its (start_s, end_s) seizures."""
+
     file_name: str
     seizures: tuple[tuple[float, float], ...]
 
@@ -38,7 +40,10 @@ class SummaryRecord:
 def parse_summary(text: str, source: str = "summary") -> list[SummaryRecord]:
     """Records of a chbNN-summary.txt in file order; errors name the line."""
     records: list[SummaryRecord] = []
-    name, expected, starts, ends = None, 0, [], []
+    name: str | None = None
+    expected = 0
+    starts: list[float] = []
+    ends: list[float] = []
 
     def close(lineno: int) -> None:
         if name is None:
@@ -68,11 +73,12 @@ def parse_summary(text: str, source: str = "summary") -> list[SummaryRecord]:
 
 
 def build(root: Path) -> DatasetTask:
+    """T5 cases: every seizure-positive record present and as many seizure-free ones."""
     root = Path(root)
     summaries = sorted(root.glob("chb*/chb*-summary.txt"))
     if not summaries:
         raise AdapterError(f"{root}: no chbNN/chbNN-summary.txt (CHB-MIT layout expected)")
-    entries = []
+    entries: list[tuple[str, SummaryRecord, Path]] = []
     for summary in summaries:
         subject = summary.parent.name
         for record in parse_summary(summary.read_text(errors="replace"), str(summary)):
@@ -85,7 +91,7 @@ def build(root: Path) -> DatasetTask:
     free = [e for e in entries if not e[1].seizures]
     chosen = positive + pick(free, len(positive), "chbmit-free")
     names = opaque_names([e[1].file_name for e in chosen], "s", "chbmit")
-    cases = []
+    cases: list[LocalCase] = []
     for subject, record, edf in sorted(chosen, key=lambda e: names[e[1].file_name]):
         try:
             duration = read_header(edf).duration_s

@@ -26,6 +26,7 @@ INSTRUCTION = (
 
 
 def read_participants(root: Path) -> list[dict[str, str]]:
+    """The rows of participants.tsv; AdapterError when it or a needed column is missing."""
     path = Path(root) / "participants.tsv"
     if not path.is_file():
         raise AdapterError(f"{root}: no participants.tsv (BIDS layout expected)")
@@ -38,14 +39,16 @@ def read_participants(root: Path) -> list[dict[str, str]]:
 
 
 def eeg_file(root: Path, participant: str) -> Path | None:
+    """The participant's eyes-closed .set recording, or None when the copy lacks it."""
     folder = Path(root) / participant / "eeg"
     found = sorted(folder.glob(f"{participant}_task-eyesclosed_eeg.set")) if folder.is_dir() else []
     return found[0] if found else None
 
 
 def build(root: Path) -> DatasetTask:
+    """T4 cases: the smallest group's size sampled from each of AD, FTD and HC."""
     root = Path(root)
-    by_group: dict[str, list[tuple[dict, Path]]] = {g: [] for g in GROUPS}
+    by_group: dict[str, list[tuple[dict[str, str], Path]]] = {g: [] for g in GROUPS}
     for row in read_participants(root):
         group = (row.get("Group") or "").strip()
         path = eeg_file(root, row["participant_id"].strip())
@@ -57,7 +60,7 @@ def build(root: Path) -> DatasetTask:
                            f"(found {', '.join(f'{g} {len(r)}' for g, r in by_group.items())})")
     chosen = [item for g in GROUPS for item in pick(by_group[g], k, f"ds004504-{g}")]
     names = opaque_names([row["participant_id"] for row, _ in chosen], "d", "ds004504")
-    cases = []
+    cases: list[LocalCase] = []
     for row, path in sorted(chosen, key=lambda item: names[item[0]["participant_id"]]):
         pid = row["participant_id"].strip()
         fdt = path.with_suffix(".fdt")

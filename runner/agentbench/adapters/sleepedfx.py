@@ -18,7 +18,9 @@ less (60 s records: an even number of epochs). Recordings without any sleep are 
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from runner.agentbench.adapters.base import AdapterError, DatasetTask, LocalCase, opaque_names
@@ -39,6 +41,7 @@ INSTRUCTION = (
 
 
 def pairs(root: Path) -> list[tuple[Path, Path]]:
+    """(PSG, hypnogram) pairs found anywhere under `root`, matched on the recording id."""
     psgs = sorted(Path(root).rglob("*-PSG.edf"))
     hypnograms = {p.name.split("-")[0][:-1]: p for p in sorted(Path(root).rglob("*-Hypnogram.edf"))}
     found = [(psg, hypnograms[psg.name.split("-")[0][:-1]]) for psg in psgs
@@ -98,7 +101,8 @@ def _align(first: int, stop: int, n: int, record_s: float) -> tuple[int, int]:
 
 
 def build(root: Path) -> DatasetTask:
-    cases_by_key = {}
+    """T6 cases: every PSG with some sleep, edge wake trimmed as in the paper (§6.1)."""
+    cases_by_key: dict[str, tuple[EdfHeader, Path, list[str], int, int, str]] = {}
     for psg_path, hyp_path in pairs(root):
         try:
             psg = read_header(psg_path)
@@ -114,15 +118,15 @@ def build(root: Path) -> DatasetTask:
     if not cases_by_key:
         raise AdapterError(f"{root}: no recording with any sleep epoch")
     names = opaque_names(list(cases_by_key), "p", "sleepedfx")
-    cases = []
-    for key in sorted(cases_by_key, key=names.get):
+    cases: list[LocalCase] = []
+    for key in sorted(cases_by_key, key=names.__getitem__):
         psg, hyp_path, kept, first, stop, rule = cases_by_key[key]
-        content = {}
+        content: dict[str, Callable[[], bytes]] = {}
         if rule != "untrimmed":
             per_record = psg.record_duration_s / EPOCH_S
             first_rec, stop_rec = int(round(first / per_record)), int(round(stop / per_record))
             stop_rec = min(stop_rec, psg.n_records)
-            content[".edf"] = lambda psg=psg, a=first_rec, b=stop_rec: cut_records(psg, a, b)
+            content[".edf"] = functools.partial(cut_records, psg, first_rec, stop_rec)
         cases.append(LocalCase(
             name=names[key], files=[(psg.path, ".edf")], content=content,
             params={"answer": run_length(kept), "record": names[key], "source": key,
