@@ -1,0 +1,1 @@
+"""The eegbench controller: command line, run scheduling, paradigms, sandboxes, model clients, run directory."""

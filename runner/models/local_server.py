@@ -301,12 +301,15 @@ class LocalModel(Model):
         n_parallel: int = 1,
         log_path: Path | None = None,
     ) -> None:
-        """`models_dir` holds the default GGUF (<data root>/models); `settings` the generation
+        """`models_dir` holds the default GGUF (Paths.data_root/models, required when no GGUF is
+        given); `settings` the generation
         settings (max_tokens None: DEFAULT_MAX_TOKENS, generation runs on the CPU)."""
         settings = settings or ModelSettings()
         self.is_default = gguf_path is None
         if gguf_path is None:
-            self.gguf = ensure_default_gguf(models_dir or Paths().data_root / "models")
+            if models_dir is None:
+                raise ValueError("LocalModel: the default GGUF needs models_dir (<data root>/models)")
+            self.gguf = ensure_default_gguf(models_dir)
         else:
             self.gguf = Path(gguf_path)
         self.name = "local" if self.is_default else f"local:{gguf_path}"

@@ -21,6 +21,8 @@ from runner.models.local_server import LocalLlamaServer, LocalModel, LocalServer
 from runner.paths import Environment
 from runner.settings import ModelSettings
 
+MODELS = Environment.from_os().paths.data_root / "models"
+
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -64,7 +66,7 @@ def default_gguf() -> Path:
 def test_local_model_answers_a_chat_and_stops_cleanly(default_gguf, monkeypatch):
     for name in ("HTTP_PROXY", "http_proxy", "ALL_PROXY"):  # a proxy that would swallow requests
         monkeypatch.setenv(name, "http://127.0.0.1:9")
-    model = LocalModel(settings=ModelSettings(max_tokens=32))
+    model = LocalModel(models_dir=MODELS, settings=ModelSettings(max_tokens=32))
     pid, port = model.server.pid, port_of(model.server.base_url)
     try:
         assert model.server.start_time_s < 30

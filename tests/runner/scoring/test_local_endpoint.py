@@ -5,9 +5,12 @@ import json
 import pytest
 
 from runner.models.local_server import LocalModel
+from runner.paths import Environment
 from runner.scoring.endpoints import JSON_MODE, Endpoint
 from runner.settings import ModelSettings
 from validation.llm_parser import llm_parse
+
+MODELS = Environment.from_os().paths.data_root / "models"
 
 REPORT = "Final answer: the recording has 64 channels sampled at 160 Hz."
 
@@ -20,13 +23,13 @@ def endpoint(model: LocalModel, cache_dir) -> Endpoint:
 @pytest.fixture(scope="module")
 def short_server():
     """max_tokens=4: every reply is cut inside its JSON object."""
-    with LocalModel(settings=ModelSettings(max_tokens=4)) as model:
+    with LocalModel(models_dir=MODELS, settings=ModelSettings(max_tokens=4)) as model:
         yield model
 
 
 @pytest.fixture(scope="module")
 def server():
-    with LocalModel(settings=ModelSettings(max_tokens=48)) as model:
+    with LocalModel(models_dir=MODELS, settings=ModelSettings(max_tokens=48)) as model:
         yield model
 
 
