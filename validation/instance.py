@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from validation.errors import InstanceError
+
 SUBSETS = (
     "Foundational Analysis",
     "Sleep Assessment",
@@ -37,10 +39,6 @@ ALL_SUBSETS = SUBSETS + (AGENTBENCH_SUBSET,)
 AGENTBENCH_TYPES = ("label_check", "interval_events_check", "hypnogram_check")
 METRIC_TYPES = METRIC_TYPES + AGENTBENCH_TYPES
 SANDBOX_INPUT_ROOT = "/input"
-
-
-class InstanceError(ValueError):
-    """A malformed instance file; the message names the file and the field."""
 
 
 class MetaInfo(BaseModel):

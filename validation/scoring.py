@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from validation.artifacts.check import file_status_check
 from validation.context import ScoringContext
+from validation.errors import ScoringError
 from validation.instance import Instance, MetricSpec
 from validation.judge import semantic_unit
 from validation.parser import ParsedReport, parse_report
@@ -38,10 +39,6 @@ CONTEXT_UNITS = {
     "safety_compliance": semantic_unit("safety_compliance"),
     "factual_qa_check": semantic_unit("factual_qa_check"),
 }
-
-
-class ScoringError(ValueError):
-    """An instance whose metrics cannot be scored; the message names case and metric."""
 
 
 class MetricResult(BaseModel):

@@ -27,6 +27,8 @@ from typing import Any, Callable, Mapping
 
 from pydantic import BaseModel
 
+from validation.errors import MetricConfigError
+
 UNSCORED_REASON = "not scored"
 
 # A plain number, then optionally one unit token ("12.3 Hz", "25%", "2.1 uV^2/Hz").
@@ -40,10 +42,6 @@ _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 _LIST_SEPARATORS = re.compile(r"[,;]")  # no \s* around: that backtracks quadratically
 _SIGNIFICANT_DIGITS = 12
 _MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit (4300)
-
-
-class MetricConfigError(ValueError):
-    """A metric's params are unusable (the instance is wrong, not the model)."""
 
 
 class UnitOutcome(BaseModel):
