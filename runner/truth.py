@@ -49,6 +49,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 
 from runner import catalog
 from runner.fileio import progress_bar, sha256_file, write_atomic
+from validation import unit_registry
+from validation.errors import MetricConfigError
 from validation.instance import (
     ALL_SUBSETS,
     SUBSETS,  # noqa: F401 (re-exported: the four BrainBench subsets)
@@ -86,13 +88,6 @@ RESULT_DEPENDENCIES = {
     "yasa": ("numpy", "scipy", "pandas", "mne", "lightgbm", "scikit-learn", "antropy"),
 }
 MODULE_DISTRIBUTIONS = {"sklearn": "scikit-learn"}
-GROUND_TRUTH_TYPES = {
-    "numeric_check": (int, float),
-    "categorical_check": (str, int),
-    "set_match_check": (list,),
-    "sequence_match_check": (list,),
-    "file_status_check": (dict,),
-}
 
 
 class TruthError(RuntimeError):
@@ -105,7 +100,8 @@ class TruthError(RuntimeError):
 class TaskMetric(MetricSpec):
     """One metric of a spec: an instance metric without its ground truth. Besides the
     fields below it may carry free-text `*_reason` fields (e.g. `rule_reason` for a set or
-    sequence rule); they are copied to the instance."""
+    sequence rule); they are copied to the instance. A params its unit lists in
+    `reasoned_params` (numeric_check: tolerance) must be a number with a `<name>_reason`."""
 
     tolerance_reason: str | None = None
     # The script result key holding the ground truth, when it differs from target_key: an
@@ -119,14 +115,18 @@ class TaskMetric(MetricSpec):
             if not name.endswith("_reason") or not isinstance(value, str):
                 raise ValueError(f"unknown field {name!r} (only free-text '*_reason' fields "
                                  "may be added to a metric)")
-        if self.type == "numeric_check":
-            if not isinstance(self.params.get("tolerance"), (int, float)):
-                raise ValueError("numeric_check needs a numeric params.tolerance")
-            if not self.tolerance_reason:
-                raise ValueError("numeric_check needs a tolerance_reason")
+        for param in unit_registry.get(self.type).reasoned_params:  # type: validated above
+            if not isinstance(self.params.get(param), (int, float)):
+                raise ValueError(f"{self.type} needs a numeric params.{param}")
+            if not self._reason(param):
+                raise ValueError(f"{self.type} needs a {param}_reason")
         if "ground_truth" in self.params:
             raise ValueError("params.ground_truth is computed by the reference script, not written")
         return self
+
+    def _reason(self, param: str) -> str | None:
+        reason = getattr(self, f"{param}_reason", None)  # a declared field or a free-text extra
+        return reason if isinstance(reason, str) else None
 
 
 class Binding(BaseModel):
@@ -340,7 +340,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
             raise TruthError(f"{case_id}: script result lacks {key!r} "
                              f"(metric {metric.metric_id}); it returned {sorted(result)}")
         value = result[key]
-        expected = GROUND_TRUTH_TYPES.get(metric.type)
+        expected = unit_registry.get(metric.type).ground_truth_types
         if expected and (isinstance(value, bool) or not isinstance(value, expected)):
             raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}) got "
                              f"ground truth {value!r} of type {type(value).__name__}")
@@ -350,6 +350,10 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
     extra = dict(metric.model_extra or {})
     if metric.tolerance_reason:
         extra["tolerance_reason"] = metric.tolerance_reason
+    try:  # a broken spec fails here, not when a run starts
+        unit_registry.get(metric.type).check_params(params)
+    except MetricConfigError as exc:
+        raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}): {exc}") from None
     return MetricSpec(metric_id=metric.metric_id, type=metric.type, target_key=metric.target_key,
                       weight=metric.weight, params=params, **extra)
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 import base64
 import json
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from validation.context import JudgeVerdict, ScoringContext
-from validation.units import MetricConfigError, UnitOutcome, _result, unscored
+from validation.errors import MetricConfigError
+from validation.unit import ScoreFunction, Unit, UnitOutcome, result, unscored
 
 # messages -> reply text; raises on transport failure (the caller's client retries those)
 Chat = Callable[[list[dict]], str]
@@ -31,25 +33,30 @@ RETRY_NOTE = ('Your reply was not a JSON object with a numeric "score" between 0
 MAX_CANDIDATE_CHARS = 20_000
 
 
-def semantic_unit(kind: str) -> Callable[..., UnitOutcome]:
-    def unit(predicted: Any, params: Mapping[str, Any], context: ScoringContext | None,
-             metric_id: str = "") -> UnitOutcome:
+def semantic_unit(kind: str) -> ScoreFunction:
+    """The score function of one judge unit: the judge's verdict on the candidate text."""
+
+    def unit(predicted: Any, params: Mapping[str, Any], context: ScoringContext | None = None) -> UnitOutcome:
         prompt = params.get("judge_prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise MetricConfigError("params.judge_prompt is missing or empty")
         if context is None or context.judge is None:
             return unscored(kind).model_copy(update={"detail": f"{kind}: no judge configured (--judge)"})
         if predicted is None or (isinstance(predicted, str) and not predicted.strip()):
-            return _result(0.0, f"{kind}: nothing to judge (field missing)")
+            return result(0.0, f"{kind}: nothing to judge (field missing)")
         reference = params.get("ground_truth", params.get("gt_value"))
         verdict = context.judge(prompt, _text(predicted), reference)
-        context.record_judge(metric_id, verdict)
+        context.record_judge(verdict)
         if verdict.score is None:
             return unscored(kind).model_copy(update={"detail": f"{kind}: judge gave no usable verdict ({verdict.error})"})
-        return _result(verdict.score, f"{kind} judge: {verdict.rationale[:300]}")
+        return result(verdict.score, f"{kind} judge: {verdict.rationale[:300]}")
 
     unit.__name__ = kind
     return unit
+
+
+JUDGE_UNITS = tuple(Unit(name=kind, score=semantic_unit(kind), deterministic=False)
+                    for kind in ("semantic_consistency", "safety_compliance", "factual_qa_check"))
 
 
 def _text(value: Any) -> str:

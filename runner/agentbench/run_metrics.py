@@ -15,7 +15,8 @@ from rich.table import Table
 from runner import catalog
 from runner.run.store import RunStore
 from validation.agentbench.aggregate import AgentBenchMetrics, AnswerRecord, aggregate, is_agentbench
-from validation.instance import AGENTBENCH_TYPES, Instance
+from validation.agentbench.units import AGENTBENCH_TYPES
+from validation.instance import Instance
 
 ROWS = (
     ("accuracy", "Accuracy"), ("macro_f1", "Macro-F1"), ("kappa", "Cohen's kappa"),

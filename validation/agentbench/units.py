@@ -11,10 +11,12 @@ The run-level metrics (accuracy, macro-F1, Event-F1 by subject, ...) are in aggr
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from validation.agentbench import answers, classification, events
-from validation.units import MetricConfigError, UnitOutcome, ground_truth
+from validation.errors import MetricConfigError
+from validation.unit import Chance, ChanceCase, Unit, UnitOutcome, ground_truth, ignoring_context
 
 FAMILIES = ("T1", "T2", "T3", "T4", "T5", "T6")
 
@@ -110,8 +112,17 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-AGENTBENCH_UNITS = {
-    "label_check": label_check,
-    "interval_events_check": interval_events_check,
-    "hypnogram_check": hypnogram_check,
-}
+def label_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Chance:
+    """label_check (T1-T4): the task declares its label set, chance is 1/len(params.labels)."""
+    return Chance(1.0 / len(cases[0].params["labels"]), "labels")
+
+
+# interval_events_check and hypnogram_check score a whole record (Dice, kappa): no constant
+# answer baseline.
+LABEL_CHECK = Unit(name="label_check", score=ignoring_context(label_check), deterministic=True,
+                   chance=label_chance)
+INTERVAL_EVENTS_CHECK = Unit(name="interval_events_check", score=ignoring_context(interval_events_check),
+                             deterministic=True)
+HYPNOGRAM_CHECK = Unit(name="hypnogram_check", score=ignoring_context(hypnogram_check), deterministic=True)
+AGENTBENCH_UNITS = (LABEL_CHECK, INTERVAL_EVENTS_CHECK, HYPNOGRAM_CHECK)
+AGENTBENCH_TYPES = tuple(unit.name for unit in AGENTBENCH_UNITS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from validation.units import MetricConfigError
+from validation.errors import MetricConfigError
 
 CHECKS = ("eeg_file_match", "image_file_match", "table_file_match", "file_exists")
 

@@ -58,7 +58,7 @@ def one(name, value, weight=1.0, tolerance=None):
 
 def run(ws, reported, params, **ctx_kwargs):
     ctx = ws.context(**ctx_kwargs)
-    return file_status_check(reported, params, ctx, "m_art"), ctx
+    return file_status_check(reported, params, ctx.for_metric("m_art")), ctx
 
 
 def rms(a) -> float:
