@@ -1,8 +1,8 @@
 import pytest
 
-from validation.agentbench.answers import run_length
 import validation.builtin_units  # noqa: F401 (registers the built-in units)
 from validation import unit_registry
+from validation.agentbench.answers import run_length
 from validation.agentbench.units import hypnogram_check, interval_events_check, label_check
 from validation.errors import MetricConfigError
 
