@@ -130,6 +130,7 @@ class TaskMetric(MetricSpec):
 
 
 class Binding(BaseModel):
+    """One case of a task: its input files and the parameters its instruction and script get."""
     model_config = ConfigDict(extra="forbid")
     case: str = Field(pattern=r"^[A-Za-z0-9_]+$")
     data_path: str | list[str]
@@ -143,6 +144,7 @@ class Binding(BaseModel):
 
 
 class TaskSpec(BaseModel):
+    """A task spec (instances/tasks/<task_id>.json): instruction, metrics, script and bindings."""
     model_config = ConfigDict(extra="forbid")
     task_id: str = Field(pattern=r"^(fa|sa|nc|pi|eab)_[a-z0-9_]+$")
     bench_subset: str
@@ -191,9 +193,11 @@ class TaskSpec(BaseModel):
 
     @property
     def subset_slug(self) -> str:
+        """The folder name of the task's subset under instances/."""
         return SUBSET_SLUGS[self.bench_subset]
 
     def case_id(self, binding: Binding) -> str:
+        """The case id of one binding's instance: <task_id>-<case>."""
         return f"{self.task_id}-{binding.case}"
 
 
@@ -231,6 +235,7 @@ def load_tasks(project_root: Path, tasks: list[str] | None = None) -> list[TaskS
 
 
 def instance_path(project_root: Path, task: TaskSpec, binding: Binding) -> Path:
+    """Where one binding's instance file lives."""
     return Path(project_root) / "instances" / task.subset_slug / f"{task.case_id(binding)}.json"
 
 
@@ -466,6 +471,7 @@ def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
 
 
 def default_cache_dir(project_root: Path) -> Path:
+    """The project's script-result cache (.cache/truth/)."""
     return Path(project_root) / CACHE_DIR
 
 
@@ -493,6 +499,7 @@ def read_cache(cache_dir: Path, reference: Reference) -> dict | None:
 
 
 def write_cache(cache_dir: Path, reference: Reference, result: dict) -> None:
+    """Store one script result under its provenance key."""
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
     entry = {"script": reference.script, "params": reference.params, "result": result}
@@ -558,6 +565,7 @@ def check(project_root: Path, data_root: Path, tasks: list[str] | None = None, j
 
 
 def manifest_path(project_root: Path, bench_subset: str) -> Path:
+    """The manifest file of one subset."""
     return Path(project_root) / MANIFESTS_DIR / f"{SUBSET_SLUGS[bench_subset]}.json"
 
 

@@ -35,11 +35,13 @@ _EPSILON = 1e-6  # unit scores are rounded to 6 decimals: a design exactly at ch
 
 
 class AnswerCount(BaseModel):
+    """One distinct reference answer and how many instances have it."""
     answer: Any  # one distinct ground truth (JSON value)
     count: int
 
 
 class MetricBaseline(BaseModel):
+    """The constant-answer baseline of one metric of a task, against its chance level."""
     task_id: str
     metric_id: str
     type: str
@@ -55,16 +57,19 @@ class MetricBaseline(BaseModel):
 
     @property
     def violation(self) -> bool:
+        """Whether the best constant answer beats chance."""
         return self.baseline > self.chance + _EPSILON
 
 
 class TaskBaseline(BaseModel):
+    """The constant-answer baselines of one task's metrics."""
     task_id: str
     instances: int
     metrics: list[MetricBaseline]
 
     @property
     def violations(self) -> list[MetricBaseline]:
+        """The task's metrics whose best constant answer beats chance."""
         return [m for m in self.metrics if m.violation]
 
 
@@ -77,6 +82,7 @@ def task_baselines(instances: list[Instance]) -> list[TaskBaseline]:
 
 
 def task_baseline(task_id: str, instances: list[Instance]) -> TaskBaseline:
+    """The baselines of one task's metrics that have a chance rule, in first-seen order."""
     metric_ids: dict[str, str] = {}  # metric_id -> type, in first-seen order
     for inst in instances:
         for metric in inst.eval_config.metrics:
@@ -128,6 +134,7 @@ def numeric_spread(metric: MetricBaseline) -> float | None:
 
 
 def median_answer(metric: MetricBaseline) -> float | None:
+    """The median of a metric's numeric answers (None when there is none)."""
     values = [a.answer for a in metric.answers for _ in range(a.count) if _is_number(a.answer)]
     return statistics.median(values) if values else None
 

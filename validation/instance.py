@@ -30,6 +30,7 @@ SANDBOX_INPUT_ROOT = "/input"
 
 
 class MetaInfo(BaseModel):
+    """The case's identity: case id, subset, task, difficulty, source dataset."""
     model_config = ConfigDict(extra="allow")
     case_id: str
     bench_subset: str
@@ -72,11 +73,13 @@ class MetricSpec(BaseModel):
 
 
 class EvalConfig(BaseModel):
+    """How the report is scored: the parser prompt and the metrics."""
     model_config = ConfigDict(extra="allow")
     parser_prompt: str = ""
     metrics: list[MetricSpec]
 
     def target_keys(self) -> list[str]:
+        """The fields the parser extracts, in first-seen order (full_text is the report itself)."""
         keys = [m.target_key for m in self.metrics if m.target_key != "full_text"]
         return list(dict.fromkeys(keys))
 
@@ -92,6 +95,7 @@ class Reference(BaseModel):
 
 
 class Instance(BaseModel):
+    """One instance file: meta_info, agent_input, eval_config and reference."""
     model_config = ConfigDict(extra="allow")
     meta_info: MetaInfo
     agent_input: AgentInput
@@ -100,10 +104,12 @@ class Instance(BaseModel):
 
     @property
     def case_id(self) -> str:
+        """The instance's case id."""
         return self.meta_info.case_id
 
     @property
     def task_id(self) -> str:
+        """The instance's task id (from meta_info, else the case id without its last part)."""
         return self.meta_info.task_id or self.meta_info.case_id.rsplit("-", 1)[0]
 
     def sandbox_inputs(self) -> list[str]:

@@ -72,6 +72,7 @@ class LLMJudge:
         self.model = model
 
     def __call__(self, judge_prompt: str, candidate: str, reference: Any) -> JudgeVerdict:
+        """Judge a candidate text against the reference, if any."""
         user = f"Grading instructions:\n{judge_prompt}\n\n"
         if reference is not None:
             user += f"Reference conclusion:\n{_text(reference)}\n\n"
@@ -88,6 +89,7 @@ class LLMImageJudge:
         self.model = model
 
     def __call__(self, judge_prompt: str, image: bytes, media_type: str) -> JudgeVerdict:
+        """Judge an image."""
         url = f"data:{media_type};base64,{base64.b64encode(image).decode('ascii')}"
         content = [{"type": "text", "text": f"Grading instructions:\n{judge_prompt}"},
                    {"type": "image_url", "image_url": {"url": url}}]
@@ -111,6 +113,7 @@ def ask_for_verdict(chat: Chat, model: str, messages: list[dict]) -> JudgeVerdic
 
 
 def read_verdict(reply: str, model: str) -> JudgeVerdict:
+    """A judge's reply as a verdict; score None (with the error) when it is not a valid one."""
     try:
         data = json.loads(reply)
     except (TypeError, ValueError):

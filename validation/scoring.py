@@ -35,6 +35,7 @@ DECIMALS = 6
 
 
 class MetricResult(BaseModel):
+    """One metric's verdict in an instance's score."""
     metric_id: str
     type: str
     target_key: str
@@ -48,6 +49,7 @@ class MetricResult(BaseModel):
 
 
 class InstanceScore(BaseModel):
+    """An instance's score: parsed fields, every metric's verdict and what scoring observed."""
     case_id: str
     fields: dict[str, Any] = Field(default_factory=dict)
     parse_method: str

@@ -46,12 +46,14 @@ PRIMARY = {"T1": "accuracy", "T2": "macro_f1", "T3": "macro_f1", "T4": "macro_f1
 
 
 class AnswerRecord(BaseModel):
+    """One scored EEGAgentBench instance: its answer-metric params and the parsed answer."""
     case_id: str
     params: dict[str, Any]  # the instance's answer-metric params (ground truth, family, ...)
     answer: Any = None  # what the parser extracted; None when nothing was found
 
 
 class FamilyMetrics(BaseModel):
+    """The run-level metrics of one task family (T1-T6)."""
     family: str
     instances: int
     unparseable: int
@@ -73,16 +75,19 @@ class FamilyMetrics(BaseModel):
 
 
 class AgentBenchMetrics(BaseModel):
+    """The run-level metrics of every family present, and the Overall score."""
     families: dict[str, FamilyMetrics] = Field(default_factory=dict)
     overall: float | None = None
     overall_families: int = 0
 
 
 def is_agentbench(params: Mapping[str, Any]) -> bool:
+    """Whether a metric's params belong to an EEGAgentBench family."""
     return params.get("family") in FAMILIES
 
 
 def aggregate(records: list[AnswerRecord]) -> AgentBenchMetrics:
+    """The run-level metrics of the answer records, family by family."""
     by_family: dict[str, list[AnswerRecord]] = defaultdict(list)
     for record in records:
         by_family[family(record.params)].append(record)

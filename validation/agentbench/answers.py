@@ -162,6 +162,7 @@ def _as_int(value: Any) -> int | None:
 
 
 def maybe_json(value: Any) -> Any:
+    """Text holding a JSON list, parsed (None when it does not parse); anything else as it is."""
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             return json.loads(value)

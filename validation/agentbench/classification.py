@@ -11,6 +11,7 @@ from typing import Hashable, Sequence
 
 
 def accuracy(reference: Sequence[Hashable], predicted: Sequence[Hashable]) -> float:
+    """Share of positions where the prediction equals the reference (0 when empty)."""
     _same_length(reference, predicted)
     if not reference:
         return 0.0

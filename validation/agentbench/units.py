@@ -22,6 +22,7 @@ FAMILIES = ("T1", "T2", "T3", "T4", "T5", "T6")
 
 
 def label_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
+    """T1-T4: 1 when the answer reads as the reference label (T1: the option letter or its text)."""
     truth, chosen = reference_and_prediction_label(predicted, params)
     if chosen is None:
         return UnitOutcome(score=0.0, detail=f"answer {predicted!r} is not one of {label_set(params)}")
@@ -30,6 +31,7 @@ def label_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
 
 
 def interval_events_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
+    """T5: the record's Dice@seizure; an unparseable interval list scores 0."""
     reference, duration = reference_intervals(params)
     intervals = answers.read_intervals(predicted)
     if intervals is None:
@@ -44,6 +46,7 @@ def interval_events_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutc
 
 
 def hypnogram_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
+    """T6: the record's Cohen's kappa after the tolerant expansion, floored at 0."""
     reference = reference_epochs(params)
     labels = answers.expand_hypnogram(predicted, len(reference))
     kappa = classification.cohen_kappa(reference, labels, answers.STAGES)
@@ -55,6 +58,7 @@ def hypnogram_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
 # --- params (shared with aggregate.py) --------------------------------------------------------
 
 def family(params: Mapping[str, Any]) -> str:
+    """The task family in params (T1-T6)."""
     value = params.get("family")
     if value not in FAMILIES:
         raise MetricConfigError(f"params.family must be one of {FAMILIES}, got {value!r}")
@@ -62,6 +66,7 @@ def family(params: Mapping[str, Any]) -> str:
 
 
 def label_set(params: Mapping[str, Any]) -> list[str]:
+    """The task's label set (at least two labels)."""
     labels = params.get("labels")
     if not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) for x in labels):
         raise MetricConfigError(f"params.labels must list at least two labels, got {labels!r}")
@@ -69,6 +74,7 @@ def label_set(params: Mapping[str, Any]) -> list[str]:
 
 
 def reference_and_prediction_label(predicted: Any, params: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The reference label and the label the answer reads as (None: none of them)."""
     labels = label_set(params)
     truth = ground_truth(params)
     if truth not in labels:
@@ -82,6 +88,7 @@ def reference_and_prediction_label(predicted: Any, params: Mapping[str, Any]) ->
 
 
 def reference_intervals(params: Mapping[str, Any]) -> tuple[list[tuple[float, float]], float]:
+    """The reference seizure intervals and the record's duration in seconds."""
     reference = answers.read_intervals(ground_truth(params))
     if reference is None:
         raise MetricConfigError("ground_truth must be a list of [start_s, end_s] intervals")
@@ -92,6 +99,7 @@ def reference_intervals(params: Mapping[str, Any]) -> tuple[list[tuple[float, fl
 
 
 def reference_epochs(params: Mapping[str, Any]) -> list[str]:
+    """The reference hypnogram, one stage per epoch."""
     n_epochs = params.get("n_epochs")
     if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs <= 0:
         raise MetricConfigError(f"params.n_epochs must be a positive integer, got {n_epochs!r}")

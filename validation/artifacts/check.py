@@ -13,8 +13,8 @@ from typing import Any, Mapping
 
 from validation.artifacts.fields import score_fields
 from validation.artifacts.image import image_format, same_format
-from validation.artifacts.paths import resolve_artifact
 from validation.artifacts.isolation import READER, MeasureError
+from validation.artifacts.paths import resolve_artifact
 from validation.artifacts.spec import ArtifactSpec, artifact_spec
 from validation.context import ScoringContext
 from validation.unit import Unit, UnitOutcome, fail, result, unscored

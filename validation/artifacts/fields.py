@@ -40,6 +40,7 @@ def score_fields(fields: tuple[FieldCheck, ...], measure: Callable[[str], Any]) 
 
 
 def compare(check: FieldCheck, measured: Any) -> tuple[bool, str]:
+    """Whether a measured field matches its expected value, and how it compares."""
     expected = check.expected
     if measured is None:
         return False, "missing"

@@ -65,6 +65,7 @@ class Reader:
         self._pool: ProcessPoolExecutor | None = None
 
     def measure(self, path: Path, check: str, names: list[str], options: Mapping[str, Any]) -> dict:
+        """Measure the named fields of one file in the worker; MeasureError if it fails."""
         plain = {k: v for k, v in (options or {}).items() if isinstance(v, (str, int, float, bool))}
         with self._lock:
             if self._pool is None:
@@ -80,6 +81,7 @@ class Reader:
                 raise MeasureError("the reader process died (memory limit or crash)") from None
 
     def close(self) -> None:
+        """Stop the worker process, if one runs."""
         with self._lock:
             self._discard()
 

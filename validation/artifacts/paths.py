@@ -22,6 +22,7 @@ MAX_PATH_CHARS = 1024
 
 @dataclass(frozen=True)
 class Resolved:
+    """A reported path mapped to its retained file, or why there is none."""
     path: Path | None  # the retained file, when there is one
     relative: str = ""  # path under file_check/
     problem: str = ""  # why there is no file

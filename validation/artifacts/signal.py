@@ -23,11 +23,14 @@ class SignalFileError(ValueError):
 
 
 def suffix(path: Path) -> str:
+    """A signal file's format suffix, lower case (.fif.gz counts as one)."""
     name = path.name.lower()
     return ".fif.gz" if name.endswith(".fif.gz") else path.suffix.lower()
 
 
 class SignalFile:
+    """A signal file the model wrote (npy, fif, edf, ...), measured field by field."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.kind = suffix(path)
@@ -59,12 +62,14 @@ class SignalFile:
             raise SignalFileError(f"cannot read {self.path.name}: {type(exc).__name__}: {exc}") from None
 
     def measure(self, name: str) -> Any:
+        """One field's value; KeyError when the field is not measurable for this file."""
         if name not in MEASURES:
             raise KeyError(name)
         return MEASURES[name](self)
 
     @cached_property
     def rms(self) -> float:
+        """Root mean square of all samples."""
         return round(float(np.sqrt(np.mean(np.square(self.data, dtype=np.float64)))), DECIMALS + 6)
 
     def _needs_raw(self):

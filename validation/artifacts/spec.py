@@ -17,6 +17,7 @@ CHECKS = ("eeg_file_match", "image_file_match", "table_file_match", "file_exists
 
 @dataclass(frozen=True)
 class FieldCheck:
+    """One field an artifact check compares: its weight, expected value and tolerance."""
     name: str
     weight: float
     expected: Any
@@ -25,6 +26,7 @@ class FieldCheck:
 
 @dataclass(frozen=True)
 class ArtifactSpec:
+    """An artifact check read from either spelling of file_status_check's params."""
     check: str
     file_name: str | None
     fields: tuple[FieldCheck, ...]
@@ -33,6 +35,7 @@ class ArtifactSpec:
 
 
 def artifact_spec(params: Mapping[str, Any]) -> ArtifactSpec:
+    """Read a file_status_check's params (eegbench's or BrainBench's spelling)."""
     if "validator_config" in params or "match_mode" in params:
         return _brainbench(params)
     return _eegbench(params)
