@@ -139,7 +139,7 @@ def median_answer(metric: MetricBaseline) -> float | None:
     return statistics.median(values) if values else None
 
 
-def _truth(case_id: str, metric_id: str, params: dict) -> Any:
+def _truth(case_id: str, metric_id: str, params: dict[str, Any]) -> Any:
     if "ground_truth" in params:
         return params["ground_truth"]
     if "gt_value" in params:

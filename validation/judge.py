@@ -20,7 +20,7 @@ from validation.errors import MetricConfigError
 from validation.unit import ScoreFunction, Unit, UnitOutcome, result, unscored
 
 # messages -> reply text; raises on transport failure (the caller's client retries those)
-Chat = Callable[[list[dict]], str]
+Chat = Callable[[list[dict[str, Any]]], str]
 
 JUDGE_SYSTEM = (
     "You are the semantic judge of an EEG analysis benchmark. You receive grading "
@@ -97,7 +97,7 @@ class LLMImageJudge:
                                                        {"role": "user", "content": content}])
 
 
-def ask_for_verdict(chat: Chat, model: str, messages: list[dict]) -> JudgeVerdict:
+def ask_for_verdict(chat: Chat, model: str, messages: list[dict[str, Any]]) -> JudgeVerdict:
     """Two tries at a well-formed verdict; transport errors propagate to the caller."""
     reply = chat(messages)
     verdict = read_verdict(reply, model)

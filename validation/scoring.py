@@ -45,7 +45,7 @@ class MetricResult(BaseModel):
     score: float | None  # 0..1; None when the unit was not scored
     scored: bool
     detail: str
-    evidence: dict | None = None
+    evidence: dict[str, Any] | None = None
 
 
 class InstanceScore(BaseModel):
@@ -60,8 +60,8 @@ class InstanceScore(BaseModel):
     all_scored: bool
     unscored: list[str] = Field(default_factory=list)  # metric ids left out, for logs
     violations: list[str] = Field(default_factory=list)  # unsafe artifact paths
-    parser_calls: list[dict] = Field(default_factory=list)
-    judge_calls: list[dict] = Field(default_factory=list)
+    parser_calls: list[dict[str, Any]] = Field(default_factory=list)
+    judge_calls: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def score_instance(
@@ -152,9 +152,9 @@ def _expected(spec: MetricSpec) -> Any:
 
 
 def _aggregate(results: list[MetricResult]) -> float | None:
-    scored = [r for r in results if r.scored and r.score is not None]
-    total_weight = math.fsum(r.weight for r in scored)
+    scored = [(r.weight, r.score) for r in results if r.scored and r.score is not None]
+    total_weight = math.fsum(weight for weight, _ in scored)
     if total_weight <= 0:
         return None
-    earned = math.fsum(r.weight * r.score for r in scored)
+    earned = math.fsum(weight * score for weight, score in scored)
     return round(100.0 * earned / total_weight, DECIMALS)

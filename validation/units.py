@@ -353,15 +353,20 @@ def _position_weights(params: Mapping[str, Any], n: int) -> list[float]:
 
 
 def _weighted_order(
-    pred: list[str], truth: list[str], weights: list[float], min_overlap: int, slip: int,
+    pred: list[str], truth: list[str], weights: list[float], min_overlap: int | None, slip: int | None,
     detail: str,
 ) -> UnitOutcome:
     pred_pos = {x: i for i, x in enumerate(pred)}
     overlap = [x for x in truth if x in pred_pos]
+    if min_overlap is None:  # an explicit null in params (it used to fail with a TypeError here)
+        raise MetricConfigError("params.min_overlap must be an integer, got None")
     if len(overlap) < min_overlap:
         return result(0.0, detail + f": overlap {len(overlap)} < min_overlap {min_overlap}")
+    if slip is None and overlap:  # an explicit null in params (it used to fail with a TypeError here)
+        raise MetricConfigError("params.allow_order_slip must be an integer, got None")
+    width = (slip or 0) + 1
     placed = math.fsum(
-        weights[g] * max(0.0, 1.0 - abs(g - pred_pos[x]) / (slip + 1))
+        weights[g] * max(0.0, 1.0 - abs(g - pred_pos[x]) / width)
         for g, x in enumerate(truth)
         if x in pred_pos
     )
@@ -371,8 +376,6 @@ def _weighted_order(
         coverage * position,
         detail + f": coverage {coverage:.6g} x position {position:.6g} (slip {slip})",
     )
-
-
 
 
 # --- chance levels of the constant-answer baseline ----------------------------------------

@@ -26,8 +26,9 @@ report gave none). Every instance is counted; an unparseable answer is wrong, ne
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
-from typing import Any, Mapping
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -194,11 +195,11 @@ def _staging_metrics(records: list[AnswerRecord]) -> FamilyMetrics:
     )
 
 
-def _overlaps_any(reference, predicted) -> bool:
+def _overlaps_any(reference: Sequence[tuple[float, float]], predicted: Sequence[tuple[float, float]]) -> bool:
     return any(min(r[1], p[1]) > max(r[0], p[0]) for r in reference for p in predicted)
 
 
-def _mean_defined(values) -> float | None:
+def _mean_defined(values: Iterable[float | None]) -> float | None:
     defined = [v for v in values if v is not None]
     return _r(fmean(defined)) if defined else None
 

@@ -137,7 +137,7 @@ def _interval_row(row: Any) -> tuple[float, float] | None:
     return start, end
 
 
-def _first(row: Mapping, keys: Sequence[str]) -> Any:
+def _first(row: Mapping[str, Any], keys: Sequence[str]) -> Any:
     return next((row[k] for k in keys if k in row), None)
 
 

@@ -60,6 +60,6 @@ def cohen_kappa(reference: Sequence[Hashable], predicted: Sequence[Hashable],
     return (p_o - p_e) / (1.0 - p_e)
 
 
-def _same_length(reference: Sequence, predicted: Sequence) -> None:
+def _same_length(reference: Sequence[Hashable], predicted: Sequence[Hashable]) -> None:
     if len(reference) != len(predicted):
         raise ValueError(f"{len(reference)} reference labels but {len(predicted)} predictions")

@@ -153,7 +153,7 @@ def _length(spans: list[Interval]) -> float:
     return sum(end - start for start, end in spans)
 
 
-def _overlap(a, b):
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 

@@ -62,7 +62,7 @@ def family(params: Mapping[str, Any]) -> str:
     value = params.get("family")
     if value not in FAMILIES:
         raise MetricConfigError(f"params.family must be one of {FAMILIES}, got {value!r}")
-    return value
+    return str(value)
 
 
 def label_set(params: Mapping[str, Any]) -> list[str]:

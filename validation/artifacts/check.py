@@ -8,8 +8,9 @@ flagged, never a silent 0 or 1.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any
 
 from validation.artifacts.fields import score_fields
 from validation.artifacts.image import image_format, same_format
@@ -66,7 +67,7 @@ def _fields(path: Path, relative: str, spec: ArtifactSpec) -> UnitOutcome:
     return outcome.model_copy(update={"evidence": {"file": relative, "fields": records}})
 
 
-def _lookup(found: dict):
+def _lookup(found: dict[str, Any]) -> Callable[[str], Any]:
     def measure(name: str) -> Any:
         if name in found["failed"]:
             raise MeasureError(found["failed"][name])
@@ -97,9 +98,8 @@ def _image(path: Path, relative: str, spec: ArtifactSpec, context: ScoringContex
 
 def _expected_format(spec: ArtifactSpec) -> str | None:
     truth = (spec.options or {}).get("ground_truth")
-    if isinstance(truth, Mapping) and isinstance(truth.get("format"), str):
-        return truth["format"]
-    return None
+    found = truth.get("format") if isinstance(truth, Mapping) else None
+    return found if isinstance(found, str) else None
 
 
 FILE_STATUS_CHECK = Unit(name="file_status_check", score=file_status_check, deterministic=False,

@@ -37,13 +37,13 @@ class SignalFile:
         if self.kind not in SUPPORTED:
             raise SignalFileError(f"unsupported signal file type {self.kind or '(none)'}; "
                                   f"supported: {', '.join(SUPPORTED)}")
-        self.raw = None
+        self.raw: Any = None  # the mne Raw of a file with a header
         self.data = self._load()
 
     def _load(self) -> np.ndarray:
         try:
             if self.kind == ".npy":
-                data = np.load(self.path, allow_pickle=False)
+                data: np.ndarray = np.load(self.path, allow_pickle=False)
                 real = np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)
                 if data.ndim not in (1, 2, 3) or not real:
                     raise SignalFileError(f"npy array of shape {data.shape} and dtype {data.dtype} "
@@ -55,7 +55,8 @@ class SignalFile:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.raw = reader(str(self.path), preload=True, verbose="ERROR")
-            return self.raw.get_data()
+            samples: np.ndarray = self.raw.get_data()
+            return samples
         except SignalFileError:
             raise
         except Exception as exc:  # any reader failure means: not a valid file of that type
@@ -72,7 +73,7 @@ class SignalFile:
         """Root mean square of all samples."""
         return round(float(np.sqrt(np.mean(np.square(self.data, dtype=np.float64)))), DECIMALS + 6)
 
-    def _needs_raw(self):
+    def _needs_raw(self) -> Any:
         if self.raw is None:
             raise KeyError("needs a recording with a header (not npy)")
         return self.raw

@@ -45,7 +45,8 @@ def _eegbench(params: Mapping[str, Any]) -> ArtifactSpec:
     check = params.get("check", "file_exists")
     _known(check)
     fields_cfg = params.get("fields") or {}
-    truth = params.get("ground_truth") if isinstance(params.get("ground_truth"), Mapping) else {}
+    raw_truth = params.get("ground_truth")
+    truth: Mapping[str, Any] = raw_truth if isinstance(raw_truth, Mapping) else {}
     if not isinstance(fields_cfg, Mapping):
         raise MetricConfigError("params.fields must be an object of {field: {weight, tolerance}}")
     fields = []
