@@ -278,13 +278,13 @@ def provenance(task: TaskSpec, binding: Binding, project_root: Path, data_root: 
     )
 
 
-def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data_root: str | Path) -> dict:
+def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data_root: str | Path) -> dict[str, Any]:
     """The reference script's result for one binding (JSON types only)."""
     inputs = [str(Path(data_root) / p) for p in binding.input_paths()]
     return _run_script(task.case_id(binding), Path(project_root) / task.script, inputs, binding.params)
 
 
-def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict) -> Instance:
+def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict[str, Any]) -> Instance:
     """The instance file of one binding from its provenance and its script's result."""
     case_id = task.case_id(binding)
     metrics = [_metric_with_truth(case_id, metric, result, binding.params) for metric in task.metrics]
@@ -307,9 +307,11 @@ def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, re
     )
 
 
-def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> dict:
+def _run_script(case_id: str, script: Path, inputs: list[str], params: dict[str, Any]) -> dict[str, Any]:
     # A fresh module per call: nothing a previous binding left in module state leaks in.
     spec = importlib.util.spec_from_file_location(f"_eegbench_ref_{script.stem}", script)
+    if spec is None or spec.loader is None:  # TaskSpec only admits .py scripts
+        raise TruthError(f"{case_id}: {script.name} cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     cwd = os.getcwd()
     try:
@@ -325,20 +327,22 @@ def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> 
     if not isinstance(result, dict):
         raise TruthError(f"{case_id}: {script.name} returned {type(result).__name__}, not a dict")
     try:
-        return json.loads(json.dumps(result, allow_nan=False))
+        plain: dict[str, Any] = json.loads(json.dumps(result, allow_nan=False))
+        return plain
     except (TypeError, ValueError) as exc:
         raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
 
 
-def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
-                       binding_params: dict | None = None) -> MetricSpec:
+def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
+                       binding_params: dict[str, Any] | None = None) -> MetricSpec:
     params = dict(metric.params)
+    bound = binding_params or {}
     # `binding_params` names per-binding values the unit needs besides the ground truth
     # (e.g. a question's option texts); they are copied from the binding's params.
     for name in params.pop("binding_params", []):
-        if name not in (binding_params or {}):
+        if name not in bound:
             raise TruthError(f"{case_id}: metric {metric.metric_id} needs binding param {name!r}")
-        params[name] = binding_params[name]
+        params[name] = bound[name]
     if metric.target_key != "full_text":
         key = metric.truth_key or metric.target_key
         if key not in result:
@@ -366,7 +370,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
 def script_versions(script: Path) -> dict[str, str]:
     """Installed versions of the third-party libraries a script's result depends on."""
     tree = ast.parse(Path(script).read_text())
-    modules = set()
+    modules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -437,14 +441,14 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
     return dict(sorted(texts.items()))
 
 
-def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
-                 progress: bool, cache_dir: Path | None) -> list[dict]:
+def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
+                 jobs: int, progress: bool, cache_dir: Path | None) -> list[dict[str, Any]]:
     """Script results of `pending` (task, binding, reference) items, in order, from a pool
     of spawned workers (none is started when nothing is pending). Each result is cached as
     soon as it arrives, so a run that fails on one binding keeps the others' work."""
     if not pending:
         return []
-    results: list[dict | None] = [None] * len(pending)
+    results: list[dict[str, Any] | None] = [None] * len(pending)
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
                              initializer=_pin_threads) as pool, progress_bar(progress, *_COLUMNS) as bar:
@@ -456,15 +460,16 @@ def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
         try:
             for future in as_completed(futures):
                 index = futures[future]
-                results[index] = future.result()  # re-raises the worker's TruthError
+                result: dict[str, Any] = future.result()  # re-raises the worker's TruthError
+                results[index] = result
                 if cache_dir:
-                    write_cache(cache_dir, pending[index][2], results[index])
+                    write_cache(cache_dir, pending[index][2], result)
                 if bar:
                     bar.advance(bar_task)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
             raise
-    return results
+    return [result for result in results if result is not None]  # all of them: every future completed
 
 
 # --- the result cache ----------------------------------------------------------------------
@@ -487,7 +492,7 @@ def cache_key(reference: Reference) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def read_cache(cache_dir: Path, reference: Reference) -> dict | None:
+def read_cache(cache_dir: Path, reference: Reference) -> dict[str, Any] | None:
     """The cached script result for this provenance, or None (absent or unreadable entry)."""
     path = Path(cache_dir) / f"{cache_key(reference)}.json"
     try:
@@ -498,7 +503,7 @@ def read_cache(cache_dir: Path, reference: Reference) -> dict | None:
     return result if isinstance(result, dict) else None
 
 
-def write_cache(cache_dir: Path, reference: Reference, result: dict) -> None:
+def write_cache(cache_dir: Path, reference: Reference, result: dict[str, Any]) -> None:
     """Store one script result under its provenance key."""
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
