@@ -5,6 +5,7 @@ import json
 import pytest
 
 from validation.context import JudgeVerdict, ScoringContext
+from validation.errors import MetricConfigError
 from validation.judge import (
     JUDGE_SYSTEM,
     RETRY_NOTE,
@@ -14,7 +15,6 @@ from validation.judge import (
     read_verdict,
     semantic_unit,
 )
-from validation.units import MetricConfigError
 
 
 class FakeChat:

@@ -12,7 +12,7 @@ from validation.scoring import (
     check_instance_metrics,
     score_instance,
 )
-from validation.units import ground_truth
+from validation.unit import ground_truth
 
 
 def make_instance(metrics, case_id="fa_test-01"):

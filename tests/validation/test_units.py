@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from validation.errors import MetricConfigError
 from validation.units import (
-    MetricConfigError,
     categorical_check,
     numeric_check,
     sequence_match_check,

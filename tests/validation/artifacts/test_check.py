@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 from runner.run.store import retain_artifacts  # noqa: E402
 from validation.artifacts.check import file_status_check  # noqa: E402
 from validation.context import JudgeVerdict, ScoringContext  # noqa: E402
-from validation.units import MetricConfigError  # noqa: E402
+from validation.errors import MetricConfigError  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 SAMPLE_FIF = DATA / "mne_sample" / "test_raw.fif"
