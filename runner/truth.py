@@ -49,7 +49,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 
 from runner import catalog
 from runner.fileio import progress_bar, sha256_file, write_atomic
-from validation.errors import UserError
+from validation import unit_registry
+from validation.errors import MetricConfigError, UserError
 from validation.instance import (
     ALL_SUBSETS,
     SUBSETS,  # noqa: F401 (re-exported: the four BrainBench subsets)
@@ -87,13 +88,6 @@ RESULT_DEPENDENCIES = {
     "yasa": ("numpy", "scipy", "pandas", "mne", "lightgbm", "scikit-learn", "antropy"),
 }
 MODULE_DISTRIBUTIONS = {"sklearn": "scikit-learn"}
-GROUND_TRUTH_TYPES = {
-    "numeric_check": (int, float),
-    "categorical_check": (str, int),
-    "set_match_check": (list,),
-    "sequence_match_check": (list,),
-    "file_status_check": (dict,),
-}
 
 
 class TruthError(UserError, RuntimeError):
@@ -106,7 +100,8 @@ class TruthError(UserError, RuntimeError):
 class TaskMetric(MetricSpec):
     """One metric of a spec: an instance metric without its ground truth. Besides the
     fields below it may carry free-text `*_reason` fields (e.g. `rule_reason` for a set or
-    sequence rule); they are copied to the instance."""
+    sequence rule); they are copied to the instance. A params its unit lists in
+    `reasoned_params` (numeric_check: tolerance) must be a number with a `<name>_reason`."""
 
     tolerance_reason: str | None = None
     # The script result key holding the ground truth, when it differs from target_key: an
@@ -120,17 +115,22 @@ class TaskMetric(MetricSpec):
             if not name.endswith("_reason") or not isinstance(value, str):
                 raise ValueError(f"unknown field {name!r} (only free-text '*_reason' fields "
                                  "may be added to a metric)")
-        if self.type == "numeric_check":
-            if not isinstance(self.params.get("tolerance"), (int, float)):
-                raise ValueError("numeric_check needs a numeric params.tolerance")
-            if not self.tolerance_reason:
-                raise ValueError("numeric_check needs a tolerance_reason")
+        for param in unit_registry.get(self.type).reasoned_params:  # type: validated above
+            if not isinstance(self.params.get(param), (int, float)):
+                raise ValueError(f"{self.type} needs a numeric params.{param}")
+            if not self._reason(param):
+                raise ValueError(f"{self.type} needs a {param}_reason")
         if "ground_truth" in self.params:
             raise ValueError("params.ground_truth is computed by the reference script, not written")
         return self
 
+    def _reason(self, param: str) -> str | None:
+        reason = getattr(self, f"{param}_reason", None)  # a declared field or a free-text extra
+        return reason if isinstance(reason, str) else None
+
 
 class Binding(BaseModel):
+    """One case of a task: its input files and the parameters its instruction and script get."""
     model_config = ConfigDict(extra="forbid")
     case: str = Field(pattern=r"^[A-Za-z0-9_]+$")
     data_path: str | list[str]
@@ -144,6 +144,7 @@ class Binding(BaseModel):
 
 
 class TaskSpec(BaseModel):
+    """A task spec (instances/tasks/<task_id>.json): instruction, metrics, script and bindings."""
     model_config = ConfigDict(extra="forbid")
     task_id: str = Field(pattern=r"^(fa|sa|nc|pi|eab)_[a-z0-9_]+$")
     bench_subset: str
@@ -192,9 +193,11 @@ class TaskSpec(BaseModel):
 
     @property
     def subset_slug(self) -> str:
+        """The folder name of the task's subset under instances/."""
         return SUBSET_SLUGS[self.bench_subset]
 
     def case_id(self, binding: Binding) -> str:
+        """The case id of one binding's instance: <task_id>-<case>."""
         return f"{self.task_id}-{binding.case}"
 
 
@@ -232,6 +235,7 @@ def load_tasks(project_root: Path, tasks: list[str] | None = None) -> list[TaskS
 
 
 def instance_path(project_root: Path, task: TaskSpec, binding: Binding) -> Path:
+    """Where one binding's instance file lives."""
     return Path(project_root) / "instances" / task.subset_slug / f"{task.case_id(binding)}.json"
 
 
@@ -274,13 +278,13 @@ def provenance(task: TaskSpec, binding: Binding, project_root: Path, data_root: 
     )
 
 
-def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data_root: str | Path) -> dict:
+def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data_root: str | Path) -> dict[str, Any]:
     """The reference script's result for one binding (JSON types only)."""
     inputs = [str(Path(data_root) / p) for p in binding.input_paths()]
     return _run_script(task.case_id(binding), Path(project_root) / task.script, inputs, binding.params)
 
 
-def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict) -> Instance:
+def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict[str, Any]) -> Instance:
     """The instance file of one binding from its provenance and its script's result."""
     case_id = task.case_id(binding)
     metrics = [_metric_with_truth(case_id, metric, result, binding.params) for metric in task.metrics]
@@ -303,9 +307,11 @@ def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, re
     )
 
 
-def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> dict:
+def _run_script(case_id: str, script: Path, inputs: list[str], params: dict[str, Any]) -> dict[str, Any]:
     # A fresh module per call: nothing a previous binding left in module state leaks in.
     spec = importlib.util.spec_from_file_location(f"_eegbench_ref_{script.stem}", script)
+    if spec is None or spec.loader is None:  # TaskSpec only admits .py scripts
+        raise TruthError(f"{case_id}: {script.name} cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     cwd = os.getcwd()
     try:
@@ -321,27 +327,29 @@ def _run_script(case_id: str, script: Path, inputs: list[str], params: dict) -> 
     if not isinstance(result, dict):
         raise TruthError(f"{case_id}: {script.name} returned {type(result).__name__}, not a dict")
     try:
-        return json.loads(json.dumps(result, allow_nan=False))
+        plain: dict[str, Any] = json.loads(json.dumps(result, allow_nan=False))
+        return plain
     except (TypeError, ValueError) as exc:
         raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
 
 
-def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
-                       binding_params: dict | None = None) -> MetricSpec:
+def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
+                       binding_params: dict[str, Any] | None = None) -> MetricSpec:
     params = dict(metric.params)
+    bound = binding_params or {}
     # `binding_params` names per-binding values the unit needs besides the ground truth
     # (e.g. a question's option texts); they are copied from the binding's params.
     for name in params.pop("binding_params", []):
-        if name not in (binding_params or {}):
+        if name not in bound:
             raise TruthError(f"{case_id}: metric {metric.metric_id} needs binding param {name!r}")
-        params[name] = binding_params[name]
+        params[name] = bound[name]
     if metric.target_key != "full_text":
         key = metric.truth_key or metric.target_key
         if key not in result:
             raise TruthError(f"{case_id}: script result lacks {key!r} "
                              f"(metric {metric.metric_id}); it returned {sorted(result)}")
         value = result[key]
-        expected = GROUND_TRUTH_TYPES.get(metric.type)
+        expected = unit_registry.get(metric.type).ground_truth_types
         if expected and (isinstance(value, bool) or not isinstance(value, expected)):
             raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}) got "
                              f"ground truth {value!r} of type {type(value).__name__}")
@@ -351,6 +359,10 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
     extra = dict(metric.model_extra or {})
     if metric.tolerance_reason:
         extra["tolerance_reason"] = metric.tolerance_reason
+    try:  # a broken spec fails here, not when a run starts
+        unit_registry.get(metric.type).check_params(params)
+    except MetricConfigError as exc:
+        raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}): {exc}") from None
     return MetricSpec(metric_id=metric.metric_id, type=metric.type, target_key=metric.target_key,
                       weight=metric.weight, params=params, **extra)
 
@@ -358,7 +370,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict,
 def script_versions(script: Path) -> dict[str, str]:
     """Installed versions of the third-party libraries a script's result depends on."""
     tree = ast.parse(Path(script).read_text())
-    modules = set()
+    modules: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(alias.name.split(".")[0] for alias in node.names)
@@ -429,14 +441,14 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
     return dict(sorted(texts.items()))
 
 
-def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
-                 progress: bool, cache_dir: Path | None) -> list[dict]:
+def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
+                 jobs: int, progress: bool, cache_dir: Path | None) -> list[dict[str, Any]]:
     """Script results of `pending` (task, binding, reference) items, in order, from a pool
     of spawned workers (none is started when nothing is pending). Each result is cached as
     soon as it arrives, so a run that fails on one binding keeps the others' work."""
     if not pending:
         return []
-    results: list[dict | None] = [None] * len(pending)
+    results: list[dict[str, Any] | None] = [None] * len(pending)
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
                              initializer=_pin_threads) as pool, progress_bar(progress, *_COLUMNS) as bar:
@@ -448,15 +460,16 @@ def _run_pending(pending: list, project_root: Path, data_root: Path, jobs: int,
         try:
             for future in as_completed(futures):
                 index = futures[future]
-                results[index] = future.result()  # re-raises the worker's TruthError
+                result: dict[str, Any] = future.result()  # re-raises the worker's TruthError
+                results[index] = result
                 if cache_dir:
-                    write_cache(cache_dir, pending[index][2], results[index])
+                    write_cache(cache_dir, pending[index][2], result)
                 if bar:
                     bar.advance(bar_task)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
             raise
-    return results
+    return [result for result in results if result is not None]  # all of them: every future completed
 
 
 # --- the result cache ----------------------------------------------------------------------
@@ -468,6 +481,7 @@ def default_jobs() -> int:
 
 
 def default_cache_dir(project_root: Path) -> Path:
+    """The project's script-result cache (.cache/truth/)."""
     return Path(project_root) / CACHE_DIR
 
 
@@ -483,7 +497,7 @@ def cache_key(reference: Reference) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def read_cache(cache_dir: Path, reference: Reference) -> dict | None:
+def read_cache(cache_dir: Path, reference: Reference) -> dict[str, Any] | None:
     """The cached script result for this provenance, or None (absent or unreadable entry)."""
     path = Path(cache_dir) / f"{cache_key(reference)}.json"
     try:
@@ -494,7 +508,8 @@ def read_cache(cache_dir: Path, reference: Reference) -> dict | None:
     return result if isinstance(result, dict) else None
 
 
-def write_cache(cache_dir: Path, reference: Reference, result: dict) -> None:
+def write_cache(cache_dir: Path, reference: Reference, result: dict[str, Any]) -> None:
+    """Store one script result under its provenance key."""
     cache_dir = Path(cache_dir)
     cache_dir.mkdir(parents=True, exist_ok=True)
     entry = {"script": reference.script, "params": reference.params, "result": result}
@@ -560,6 +575,7 @@ def check(project_root: Path, data_root: Path, tasks: list[str] | None = None, j
 
 
 def manifest_path(project_root: Path, bench_subset: str) -> Path:
+    """The manifest file of one subset."""
     return Path(project_root) / MANIFESTS_DIR / f"{SUBSET_SLUGS[bench_subset]}.json"
 
 

@@ -1,0 +1,1 @@
+"""Validation: instance files, report parsing, validation units, scoring and baselines."""

@@ -1,9 +1,10 @@
 """Constant-answer baselines: does any task reward a fixed guess?
 
-For every task and every deterministic metric, the candidates are the distinct ground truths
-of that metric over the task's instances. Each candidate is scored as the prediction on every
-instance with the real unit function and that instance's params; the baseline is the best
-candidate's mean score. It must stay at or below the metric's chance level:
+For every task and every metric whose unit has a chance rule (`Unit.chance`), the candidates
+are the distinct ground truths of that metric over the task's instances. Each candidate is
+scored as the prediction on every instance with the real unit and that instance's params;
+the baseline is the best candidate's mean score. It must stay at or below the metric's chance
+level, which the unit's chance rule derives:
 - categorical: 1/len(params["classes"]); when the candidates are listed per instance in the
   instruction (e.g. "which of these channels ..."), params["classes_param"] names the binding
   parameter holding them and chance is the mean over instances of 1/len(that list); when a
@@ -12,8 +13,9 @@ candidate's mean score. It must stay at or below the metric's chance level:
 - label_check (EEGAgentBench T1-T4): 1/len(params["labels"]);
 - numeric, set, sequence: 0.2 (a constant answer may be right on at most a fifth of the
   instances).
-Unscored unit types (artifacts, judges) have no constant-answer baseline and are skipped.
-Pure functions over loaded instances: no file access.
+Units without a chance rule (artifacts, judges, EEGAgentBench's record-level Dice and kappa)
+have no constant-answer baseline and are skipped. Pure functions over loaded instances: no
+file access.
 """
 from __future__ import annotations
 
@@ -23,19 +25,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from validation.instance import DETERMINISTIC_TYPES, Instance
-from validation.units import UNITS, MetricConfigError
+from validation import unit_registry
+from validation.context import ScoringContext
+from validation.errors import MetricConfigError
+from validation.instance import Instance, MetricSpec
+from validation.unit import ChanceCase, Unit
 
-SPREAD_CHANCE = 0.2  # numeric/set/sequence: a constant answer may score on <= 20% of instances
 _EPSILON = 1e-6  # unit scores are rounded to 6 decimals: a design exactly at chance may sum a hair over
 
 
 class AnswerCount(BaseModel):
+    """One distinct reference answer and how many instances have it."""
     answer: Any  # one distinct ground truth (JSON value)
     count: int
 
 
 class MetricBaseline(BaseModel):
+    """The constant-answer baseline of one metric of a task, against its chance level."""
     task_id: str
     metric_id: str
     type: str
@@ -51,16 +57,19 @@ class MetricBaseline(BaseModel):
 
     @property
     def violation(self) -> bool:
+        """Whether the best constant answer beats chance."""
         return self.baseline > self.chance + _EPSILON
 
 
 class TaskBaseline(BaseModel):
+    """The constant-answer baselines of one task's metrics."""
     task_id: str
     instances: int
     metrics: list[MetricBaseline]
 
     @property
     def violations(self) -> list[MetricBaseline]:
+        """The task's metrics whose best constant answer beats chance."""
         return [m for m in self.metrics if m.violation]
 
 
@@ -73,10 +82,11 @@ def task_baselines(instances: list[Instance]) -> list[TaskBaseline]:
 
 
 def task_baseline(task_id: str, instances: list[Instance]) -> TaskBaseline:
+    """The baselines of one task's metrics that have a chance rule, in first-seen order."""
     metric_ids: dict[str, str] = {}  # metric_id -> type, in first-seen order
     for inst in instances:
         for metric in inst.eval_config.metrics:
-            if metric.type in DETERMINISTIC_TYPES or metric.type == "label_check":
+            if unit_registry.get(metric.type).chance is not None:
                 metric_ids.setdefault(metric.metric_id, metric.type)
     metrics = [metric_baseline(task_id, metric_id, instances) for metric_id in metric_ids]
     return TaskBaseline(task_id=task_id, instances=len(instances), metrics=metrics)
@@ -90,12 +100,12 @@ def metric_baseline(task_id: str, metric_id: str, instances: list[Instance]) -> 
     if not cases:
         raise ValueError(f"{task_id}: no instance has metric {metric_id!r}")
     kind = cases[0][1].type
-    unit = UNITS[kind]
+    unit = unit_registry.get(kind)
     truths = [_truth(case_id, metric_id, m.params) for case_id, m in cases]
     answers = _answer_counts(truths)
     scored = [(_mean_score(unit, a.answer, cases, metric_id), a) for a in answers]
     best_score, best = max(scored, key=lambda pair: pair[0])  # ties: the most frequent answer
-    chance, source, missing = _chance(kind, cases, answers, binding_params)
+    chance, source, missing = _chance(unit, cases, answers, binding_params)
     numbers = [float(t) for t in truths if kind == "numeric_check" and _is_number(t)]
     tolerances = [float(m.params.get("tolerance", 0)) for _, m in cases] if kind == "numeric_check" else []
     return MetricBaseline(
@@ -124,11 +134,12 @@ def numeric_spread(metric: MetricBaseline) -> float | None:
 
 
 def median_answer(metric: MetricBaseline) -> float | None:
+    """The median of a metric's numeric answers (None when there is none)."""
     values = [a.answer for a in metric.answers for _ in range(a.count) if _is_number(a.answer)]
     return statistics.median(values) if values else None
 
 
-def _truth(case_id: str, metric_id: str, params: dict) -> Any:
+def _truth(case_id: str, metric_id: str, params: dict[str, Any]) -> Any:
     if "ground_truth" in params:
         return params["ground_truth"]
     if "gt_value" in params:
@@ -145,41 +156,25 @@ def _answer_counts(truths: list[Any]) -> list[AnswerCount]:
     return sorted(counts.values(), key=lambda a: (-a.count, json.dumps(a.answer, sort_keys=True)))
 
 
-def _mean_score(unit, answer: Any, cases: list, metric_id: str) -> float:
+def _mean_score(unit: Unit, answer: Any, cases: list[tuple[str, MetricSpec]], metric_id: str) -> float:
     total = 0.0
     for case_id, metric in cases:
         try:
-            outcome = unit(answer, metric.params)
+            outcome = unit.score(answer, metric.params, ScoringContext())
         except MetricConfigError as exc:
             raise ValueError(f"{case_id}: metric {metric_id}: {exc}") from exc
         total += outcome.score or 0.0
     return total / len(cases)
 
 
-def _chance(kind: str, cases: list, answers: list[AnswerCount],
-            binding_params: dict[str, dict]) -> tuple[float, str, bool]:
-    if kind == "label_check":  # EEGAgentBench labels: the task's label set is declared
-        return 1.0 / len(cases[0][1].params["labels"]), "labels", False
-    if kind != "categorical_check":
-        return SPREAD_CHANCE, "spread rule", False
-    name = cases[0][1].params.get("classes_param")
-    if name:
-        shares = []
-        for case_id, _ in cases:
-            candidates = binding_params.get(case_id, {}).get(name)
-            if not isinstance(candidates, list) or not candidates:
-                raise ValueError(f"{case_id}: classes_param {name!r} is not a non-empty list "
-                                 "in the instance's reference params")
-            shares.append(1.0 / len({json.dumps(x, sort_keys=True) for x in candidates}))
-        return sum(shares) / len(shares), f"classes_param {name!r} (mean 1/len)", False
-    classes = [m.params.get("classes") for _, m in cases]
-    declared = [c for c in classes if isinstance(c, list) and c]
-    if declared:
-        # the spec declares one label set; were it to differ by binding, a guesser faces the union
-        union = {json.dumps(x, sort_keys=True) for c in declared for x in c}
-        return 1.0 / len(union), "classes", False
-    # A question has at least two possible answers: one distinct answer is no excuse.
-    return 1.0 / max(2, len(answers)), "distinct answers (no classes declared)", True
+def _chance(unit: Unit, cases: list[tuple[str, MetricSpec]], answers: list[AnswerCount],
+            binding_params: dict[str, dict[str, Any]]) -> tuple[float, str, bool]:
+    if unit.chance is None:  # task_baseline keeps only metrics with a chance rule
+        raise ValueError(f"metric type {unit.name} has no constant-answer baseline")
+    chance_cases = [ChanceCase(case_id, metric.params, binding_params.get(case_id, {}))
+                    for case_id, metric in cases]
+    chance = unit.chance(chance_cases, len(answers))
+    return chance.level, chance.source, chance.classes_missing
 
 
 def _is_number(value: Any) -> bool:

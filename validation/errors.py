@@ -25,3 +25,18 @@ class UserError(EegbenchError):
 
 class InfrastructureError(EegbenchError):
     """A dependency (sandbox, endpoint, Docker) failed; not the evaluated model's fault."""
+
+
+# --- validation's own user errors (ValueError stays a base: older callers catch that) -------
+
+
+class MetricConfigError(UserError, ValueError):
+    """A metric's params are unusable (the instance is wrong, not the model)."""
+
+
+class InstanceError(UserError, ValueError):
+    """A malformed instance file; the message names the file and the field."""
+
+
+class ScoringError(UserError, ValueError):
+    """An instance whose metrics cannot be scored; the message names case and metric."""

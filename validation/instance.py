@@ -13,37 +13,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+import validation.builtin_units  # noqa: F401 (importing it registers the built-in units)
+from validation import unit_registry
+from validation.errors import InstanceError
+
 SUBSETS = (
     "Foundational Analysis",
     "Sleep Assessment",
     "Neurocognitive Assessment",
     "Physiological Integration",
 )
-DETERMINISTIC_TYPES = (
-    "numeric_check",
-    "categorical_check",
-    "set_match_check",
-    "sequence_match_check",
-)
-METRIC_TYPES = DETERMINISTIC_TYPES + (
-    "file_status_check",
-    "semantic_consistency",
-    "safety_compliance",
-    "factual_qa_check",
-)
 # EEGAgentBench (the second published protocol): its own subset, never in the default set.
 AGENTBENCH_SUBSET = "EEGAgentBench"
 ALL_SUBSETS = SUBSETS + (AGENTBENCH_SUBSET,)
-AGENTBENCH_TYPES = ("label_check", "interval_events_check", "hypnogram_check")
-METRIC_TYPES = METRIC_TYPES + AGENTBENCH_TYPES
 SANDBOX_INPUT_ROOT = "/input"
 
 
-class InstanceError(ValueError):
-    """A malformed instance file; the message names the file and the field."""
-
-
 class MetaInfo(BaseModel):
+    """The case's identity: case id, subset, task, difficulty, source dataset."""
     model_config = ConfigDict(extra="allow")
     case_id: str
     bench_subset: str
@@ -79,17 +66,20 @@ class MetricSpec(BaseModel):
     @field_validator("type")
     @classmethod
     def _known_type(cls, value: str) -> str:
-        if value not in METRIC_TYPES:
-            raise ValueError(f"unknown metric type {value!r}; expected one of {METRIC_TYPES}")
+        # Read at validation time, so a unit registered later (a test's toy unit) is known.
+        if not unit_registry.is_registered(value):
+            raise ValueError(f"unknown metric type {value!r}; expected one of {unit_registry.names()}")
         return value
 
 
 class EvalConfig(BaseModel):
+    """How the report is scored: the parser prompt and the metrics."""
     model_config = ConfigDict(extra="allow")
     parser_prompt: str = ""
     metrics: list[MetricSpec]
 
     def target_keys(self) -> list[str]:
+        """The fields the parser extracts, in first-seen order (full_text is the report itself)."""
         keys = [m.target_key for m in self.metrics if m.target_key != "full_text"]
         return list(dict.fromkeys(keys))
 
@@ -105,6 +95,7 @@ class Reference(BaseModel):
 
 
 class Instance(BaseModel):
+    """One instance file: meta_info, agent_input, eval_config and reference."""
     model_config = ConfigDict(extra="allow")
     meta_info: MetaInfo
     agent_input: AgentInput
@@ -113,10 +104,12 @@ class Instance(BaseModel):
 
     @property
     def case_id(self) -> str:
+        """The instance's case id."""
         return self.meta_info.case_id
 
     @property
     def task_id(self) -> str:
+        """The instance's task id (from meta_info, else the case id without its last part)."""
         return self.meta_info.task_id or self.meta_info.case_id.rsplit("-", 1)[0]
 
     def sandbox_inputs(self) -> list[str]:

@@ -12,13 +12,15 @@ from __future__ import annotations
 import base64
 import json
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from validation.context import JudgeVerdict, ScoringContext
-from validation.units import MetricConfigError, UnitOutcome, _result, unscored
+from validation.errors import MetricConfigError
+from validation.unit import ScoreFunction, Unit, UnitOutcome, result, unscored
 
 # messages -> reply text; raises on transport failure (the caller's client retries those)
-Chat = Callable[[list[dict]], str]
+Chat = Callable[[list[dict[str, Any]]], str]
 
 JUDGE_SYSTEM = (
     "You are the semantic judge of an EEG analysis benchmark. You receive grading "
@@ -31,25 +33,30 @@ RETRY_NOTE = ('Your reply was not a JSON object with a numeric "score" between 0
 MAX_CANDIDATE_CHARS = 20_000
 
 
-def semantic_unit(kind: str) -> Callable[..., UnitOutcome]:
-    def unit(predicted: Any, params: Mapping[str, Any], context: ScoringContext | None,
-             metric_id: str = "") -> UnitOutcome:
+def semantic_unit(kind: str) -> ScoreFunction:
+    """The score function of one judge unit: the judge's verdict on the candidate text."""
+
+    def unit(predicted: Any, params: Mapping[str, Any], context: ScoringContext | None = None) -> UnitOutcome:
         prompt = params.get("judge_prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             raise MetricConfigError("params.judge_prompt is missing or empty")
         if context is None or context.judge is None:
             return unscored(kind).model_copy(update={"detail": f"{kind}: no judge configured (--judge)"})
         if predicted is None or (isinstance(predicted, str) and not predicted.strip()):
-            return _result(0.0, f"{kind}: nothing to judge (field missing)")
+            return result(0.0, f"{kind}: nothing to judge (field missing)")
         reference = params.get("ground_truth", params.get("gt_value"))
         verdict = context.judge(prompt, _text(predicted), reference)
-        context.record_judge(metric_id, verdict)
+        context.record_judge(verdict)
         if verdict.score is None:
             return unscored(kind).model_copy(update={"detail": f"{kind}: judge gave no usable verdict ({verdict.error})"})
-        return _result(verdict.score, f"{kind} judge: {verdict.rationale[:300]}")
+        return result(verdict.score, f"{kind} judge: {verdict.rationale[:300]}")
 
     unit.__name__ = kind
     return unit
+
+
+JUDGE_UNITS = tuple(Unit(name=kind, score=semantic_unit(kind), deterministic=False)
+                    for kind in ("semantic_consistency", "safety_compliance", "factual_qa_check"))
 
 
 def _text(value: Any) -> str:
@@ -65,6 +72,7 @@ class LLMJudge:
         self.model = model
 
     def __call__(self, judge_prompt: str, candidate: str, reference: Any) -> JudgeVerdict:
+        """Judge a candidate text against the reference, if any."""
         user = f"Grading instructions:\n{judge_prompt}\n\n"
         if reference is not None:
             user += f"Reference conclusion:\n{_text(reference)}\n\n"
@@ -81,6 +89,7 @@ class LLMImageJudge:
         self.model = model
 
     def __call__(self, judge_prompt: str, image: bytes, media_type: str) -> JudgeVerdict:
+        """Judge an image."""
         url = f"data:{media_type};base64,{base64.b64encode(image).decode('ascii')}"
         content = [{"type": "text", "text": f"Grading instructions:\n{judge_prompt}"},
                    {"type": "image_url", "image_url": {"url": url}}]
@@ -88,7 +97,7 @@ class LLMImageJudge:
                                                        {"role": "user", "content": content}])
 
 
-def ask_for_verdict(chat: Chat, model: str, messages: list[dict]) -> JudgeVerdict:
+def ask_for_verdict(chat: Chat, model: str, messages: list[dict[str, Any]]) -> JudgeVerdict:
     """Two tries at a well-formed verdict; transport errors propagate to the caller."""
     reply = chat(messages)
     verdict = read_verdict(reply, model)
@@ -104,6 +113,7 @@ def ask_for_verdict(chat: Chat, model: str, messages: list[dict]) -> JudgeVerdic
 
 
 def read_verdict(reply: str, model: str) -> JudgeVerdict:
+    """A judge's reply as a verdict; score None (with the error) when it is not a valid one."""
     try:
         data = json.loads(reply)
     except (TypeError, ValueError):

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from validation.parser import MAX_REPORT_CHARS
 
-Chat = Callable[[list[dict]], str]
+Chat = Callable[[list[dict[str, Any]]], str]
 
 PARSER_SYSTEM = (
     "You extract answers from an EEG analysis report into JSON. Follow the extraction "
@@ -43,14 +43,17 @@ class ParserCall(BaseModel):
 
 
 def sha256_text(text: str) -> str:
+    """The sha256 of a text (UTF-8), in hex."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def prompt_hash(parser_prompt: str, keys: list[str]) -> str:
+    """A hash of everything that makes up the parser's prompt, for the parse cache."""
     return sha256_text(json.dumps([PROMPT_VERSION, PARSER_SYSTEM, parser_prompt, keys]))
 
 
-def messages_for(report: str, parser_prompt: str, keys: list[str]) -> list[dict]:
+def messages_for(report: str, parser_prompt: str, keys: list[str]) -> list[dict[str, Any]]:
+    """The chat messages asking the parser model for the keys' values in a report."""
     user = (
         f"Extraction instructions:\n{parser_prompt or '(none)'}\n\n"
         f"Keys to return: {json.dumps(keys)}\n\n"

@@ -49,7 +49,7 @@ class ParsedReport(BaseModel):
     # rules: json | lines | none; with the LLM parser: llm | rules+llm | unparsed
     method: Literal["json", "lines", "none", "llm", "rules+llm", "unparsed"] = "none"
     notes: list[str] = Field(default_factory=list)
-    calls: list[dict] = Field(default_factory=list)  # LLM parser calls, as recorded
+    calls: list[dict[str, Any]] = Field(default_factory=list)  # LLM parser calls, as recorded
 
 
 def parse_report(report: Any, target_keys: Any) -> ParsedReport:
@@ -115,16 +115,16 @@ def _as_text(report: Any, notes: list[str]) -> str:
     if not isinstance(report, str):
         notes.append(f"report is {type(report).__name__}, not text")
         return ""
-    report = report.replace("\x00", "")
-    if len(report) > MAX_REPORT_CHARS:
+    text = report.replace("\x00", "")
+    if len(text) > MAX_REPORT_CHARS:
         notes.append(f"report longer than {MAX_REPORT_CHARS} characters: parsed its tail")
-        report = report[-MAX_REPORT_CHARS:]
-    return report
+        text = text[-MAX_REPORT_CHARS:]
+    return text
 
 
 # --- JSON objects ----------------------------------------------------------------------
 
-def _last_object_with_keys(text: str, keys: list[str], notes: list[str]) -> dict | None:
+def _last_object_with_keys(text: str, keys: list[str], notes: list[str]) -> dict[Any, Any] | None:
     objects = _json_objects(text, notes) + _fenced_literal_dicts(text)
     objects.sort(key=lambda pair: pair[0])  # by position in the report
     wanted = {normalize_key(k) for k in keys}
@@ -139,14 +139,14 @@ def _last_object_with_keys(text: str, keys: list[str], notes: list[str]) -> dict
     return chosen
 
 
-def _json_objects(text: str, notes: list[str]) -> list[tuple[int, dict]]:
+def _json_objects(text: str, notes: list[str]) -> list[tuple[int, dict[Any, Any]]]:
     """Every top-level JSON object in the text, with its start offset.
 
     Decoding is attempted at each '{' not inside an object already decoded, so an invalid
     outer brace (`{ result: {"a": 1} }`) still lets a valid inner object through.
     """
     decoder = json.JSONDecoder()
-    found: list[tuple[int, dict]] = []
+    found: list[tuple[int, dict[Any, Any]]] = []
     resume, failures = 0, 0
     for start in _OBJECT_START.finditer(text):
         pos = start.start()
@@ -166,9 +166,9 @@ def _json_objects(text: str, notes: list[str]) -> list[tuple[int, dict]]:
     return found
 
 
-def _fenced_literal_dicts(text: str) -> list[tuple[int, dict]]:
+def _fenced_literal_dicts(text: str) -> list[tuple[int, dict[Any, Any]]]:
     """Fenced blocks holding a Python dict literal (not JSON), e.g. pasted print() output."""
-    found: list[tuple[int, dict]] = []
+    found: list[tuple[int, dict[Any, Any]]] = []
     for start, body in _fenced_blocks(text):
         body = body.strip()
         if not body.startswith("{") or len(body) > MAX_LITERAL_CHARS or _is_json(body):
@@ -226,7 +226,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)  # complex, bytes, Ellipsis: kept visible, never scored as a number
 
 
-def _holds_any_key(obj: dict, wanted: set[str]) -> bool:
+def _holds_any_key(obj: dict[Any, Any], wanted: set[str]) -> bool:
     stack = [obj]  # iterative: decoded objects may nest close to the recursion limit
     while stack:
         current = stack.pop()
@@ -238,7 +238,7 @@ def _holds_any_key(obj: dict, wanted: set[str]) -> bool:
     return False
 
 
-def _lookup_keys(obj: dict, keys: list[str], notes: list[str]) -> dict[str, Any]:
+def _lookup_keys(obj: dict[Any, Any], keys: list[str], notes: list[str]) -> dict[str, Any]:
     """Target keys found in the object: top level first, then (if unique) nested."""
     hits: dict[str, Any] = {}
     for key in keys:
@@ -250,7 +250,7 @@ def _lookup_keys(obj: dict, keys: list[str], notes: list[str]) -> dict[str, Any]
     return hits
 
 
-def _find_in_mapping(obj: dict, key: str, notes: list[str]) -> tuple[bool, Any]:
+def _find_in_mapping(obj: dict[Any, Any], key: str, notes: list[str]) -> tuple[bool, Any]:
     if key in obj:
         return True, obj[key]
     norm = normalize_key(key)
@@ -263,7 +263,7 @@ def _find_in_mapping(obj: dict, key: str, notes: list[str]) -> tuple[bool, Any]:
     return True, None
 
 
-def _find_nested(obj: dict, key: str, notes: list[str]) -> tuple[bool, Any]:
+def _find_nested(obj: dict[Any, Any], key: str, notes: list[str]) -> tuple[bool, Any]:
     """A key only present inside nested objects counts if exactly one value is found."""
     values: list[Any] = []
     stack = [v for v in obj.values() if isinstance(v, dict)]

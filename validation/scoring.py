@@ -8,8 +8,10 @@ VLM judge, an unusable judge reply) are left out of both sums, reported in
 `unscored_weight` and `unscored`, and make `all_scored` False: a partial score is never
 passed off as a complete one, and an unscored unit is never silently 0 or 1.
 
-Artifact and judge units need a ScoringContext (retained artifacts, judges); what they
-observe (path violations, judge calls) is copied into the InstanceScore for the audit.
+Every unit is called alike, `unit.score(predicted, params, context)` with the unit from
+validation.unit_registry; artifact and judge units use the ScoringContext (retained
+artifacts, judges, the metric id), and what they observe (path violations, judge calls) is
+copied into the InstanceScore for the audit.
 The parse itself is the caller's choice (rules, LLM or both): pass its ParsedReport.
 
 A missing or empty report parses to all-null fields, so every scored unit gets 0.
@@ -22,29 +24,18 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from validation.artifacts.check import file_status_check
+from validation import unit_registry
 from validation.context import ScoringContext
+from validation.errors import MetricConfigError, ScoringError
 from validation.instance import Instance, MetricSpec
-from validation.judge import semantic_unit
 from validation.parser import ParsedReport, parse_report
-from validation.units import UNITS, MetricConfigError, UnitOutcome, ground_truth
+from validation.unit import UnitOutcome, ground_truth
 
 DECIMALS = 6
 
-# Units that need the context: (predicted, params, context, metric_id) -> UnitOutcome
-CONTEXT_UNITS = {
-    "file_status_check": file_status_check,
-    "semantic_consistency": semantic_unit("semantic_consistency"),
-    "safety_compliance": semantic_unit("safety_compliance"),
-    "factual_qa_check": semantic_unit("factual_qa_check"),
-}
-
-
-class ScoringError(ValueError):
-    """An instance whose metrics cannot be scored; the message names case and metric."""
-
 
 class MetricResult(BaseModel):
+    """One metric's verdict in an instance's score."""
     metric_id: str
     type: str
     target_key: str
@@ -54,10 +45,11 @@ class MetricResult(BaseModel):
     score: float | None  # 0..1; None when the unit was not scored
     scored: bool
     detail: str
-    evidence: dict | None = None
+    evidence: dict[str, Any] | None = None
 
 
 class InstanceScore(BaseModel):
+    """An instance's score: parsed fields, every metric's verdict and what scoring observed."""
     case_id: str
     fields: dict[str, Any] = Field(default_factory=dict)
     parse_method: str
@@ -68,8 +60,8 @@ class InstanceScore(BaseModel):
     all_scored: bool
     unscored: list[str] = Field(default_factory=list)  # metric ids left out, for logs
     violations: list[str] = Field(default_factory=list)  # unsafe artifact paths
-    parser_calls: list[dict] = Field(default_factory=list)
-    judge_calls: list[dict] = Field(default_factory=list)
+    parser_calls: list[dict[str, Any]] = Field(default_factory=list)
+    judge_calls: list[dict[str, Any]] = Field(default_factory=list)
 
 
 def score_instance(
@@ -107,7 +99,7 @@ def score_instance(
 
 
 def check_instance_metrics(instance: Instance) -> list[str]:
-    """Problems in the instance's deterministic metric params (empty list: all usable).
+    """Problems in the instance's metric params, each unit's `check_params` (empty: all usable).
 
     Meant for truth generation and run start-up, so a broken instance fails there and
     not half way through a run.
@@ -115,15 +107,14 @@ def check_instance_metrics(instance: Instance) -> list[str]:
     problems = []
     for spec in instance.eval_config.metrics:
         try:
-            _run_unit(instance.case_id, spec, None)
-        except ScoringError as exc:
-            problems.append(str(exc))
+            unit_registry.get(spec.type).check_params(spec.params)
+        except MetricConfigError as exc:
+            problems.append(_problem(instance.case_id, spec, exc))
     return problems
 
 
 def _score_metric(
-    case_id: str, spec: MetricSpec, fields: dict[str, Any], report: str | None,
-    context: ScoringContext | None = None,
+    case_id: str, spec: MetricSpec, fields: dict[str, Any], report: str | None, context: ScoringContext,
 ) -> MetricResult:
     predicted = report if spec.target_key == "full_text" else fields.get(spec.target_key)
     outcome = _run_unit(case_id, spec, predicted, context)
@@ -141,17 +132,16 @@ def _score_metric(
     )
 
 
-def _run_unit(case_id: str, spec: MetricSpec, predicted: Any,
-              context: ScoringContext | None = None) -> UnitOutcome:
+def _run_unit(case_id: str, spec: MetricSpec, predicted: Any, context: ScoringContext) -> UnitOutcome:
     try:
-        if spec.type in CONTEXT_UNITS:
-            return CONTEXT_UNITS[spec.type](predicted, spec.params, context, spec.metric_id)
-        unit = UNITS.get(spec.type)
-        if unit is None:  # MetricSpec validates the type; this guards a future type list change
-            raise ScoringError(f"{case_id}: metric {spec.metric_id}: no unit for type {spec.type!r}")
-        return unit(predicted, spec.params)
+        unit = unit_registry.get(spec.type)  # MetricSpec validated the type when it loaded
+        return unit.score(predicted, spec.params, context.for_metric(spec.metric_id))
     except MetricConfigError as exc:
-        raise ScoringError(f"{case_id}: metric {spec.metric_id} ({spec.type}): {exc}") from exc
+        raise ScoringError(_problem(case_id, spec, exc)) from exc
+
+
+def _problem(case_id: str, spec: MetricSpec, exc: MetricConfigError) -> str:
+    return f"{case_id}: metric {spec.metric_id} ({spec.type}): {exc}"
 
 
 def _expected(spec: MetricSpec) -> Any:
@@ -162,9 +152,9 @@ def _expected(spec: MetricSpec) -> Any:
 
 
 def _aggregate(results: list[MetricResult]) -> float | None:
-    scored = [r for r in results if r.scored and r.score is not None]
-    total_weight = math.fsum(r.weight for r in scored)
+    scored = [(r.weight, r.score) for r in results if r.scored and r.score is not None]
+    total_weight = math.fsum(weight for weight, _ in scored)
     if total_weight <= 0:
         return None
-    earned = math.fsum(r.weight * r.score for r in scored)
+    earned = math.fsum(weight * score for weight, score in scored)
     return round(100.0 * earned / total_weight, DECIMALS)

@@ -1,8 +1,10 @@
 """The deterministic validation units, with BrainBench's semantics.
 
-Each unit is `(predicted, params) -> UnitOutcome`. `predicted` is whatever the parser
-extracted (JSON types or None); `params` is the metric's params, holding the reference in
-`ground_truth` (BrainBench's own case files call it `gt_value`; both are read).
+numeric_check, categorical_check, set_match_check and sequence_match_check. Each is a pure
+`(predicted, params) -> UnitOutcome` function, described for the registry by a `Unit` below
+(DETERMINISTIC_UNITS). `predicted` is whatever the parser extracted (JSON types or None);
+`params` is the metric's params, holding the reference in `ground_truth` (BrainBench's own
+case files call it `gt_value`; both are read).
 
 Two kinds of failure are kept apart on purpose:
 - a bad prediction (missing, wrong type, non-finite, wrong value) scores 0 with a detail
@@ -10,7 +12,7 @@ Two kinds of failure are kept apart on purpose:
 - bad params (no ground truth, negative tolerance, unknown match_mode) raise
   MetricConfigError: that is a benchmark bug and must never turn into a score.
 The units that need more than the parsed value (artifacts, judges) live in
-validation/artifacts/ and validation/judge.py and take a ScoringContext.
+validation/artifacts/ and validation/judge.py; EEGAgentBench's in validation/agentbench/.
 
 Canonical form C(.) (BrainBench paper, C.2): surrounding whitespace removed, case ignored,
 numbers written one way (1, 1.0, "1.0" and "1e0" all read "1"; 12 significant digits, so
@@ -22,12 +24,21 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, localcontext
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from pydantic import BaseModel
-
-UNSCORED_REASON = "not scored"
+from validation.errors import MetricConfigError
+from validation.unit import (
+    Chance,
+    ChanceCase,
+    Unit,
+    UnitOutcome,
+    fail,
+    ground_truth,
+    ignoring_context,
+    result,
+)
 
 # A plain number, then optionally one unit token ("12.3 Hz", "25%", "2.1 uV^2/Hz").
 # The unit is read and ignored: it is never converted (the instruction fixes the unit).
@@ -40,42 +51,10 @@ _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 _LIST_SEPARATORS = re.compile(r"[,;]")  # no \s* around: that backtracks quadratically
 _SIGNIFICANT_DIGITS = 12
 _MAX_INT_DIGITS = 4000  # below Python's int/str conversion limit (4300)
-
-
-class MetricConfigError(ValueError):
-    """A metric's params are unusable (the instance is wrong, not the model)."""
-
-
-class UnitOutcome(BaseModel):
-    """One unit's verdict. score is in [0, 1], or None when the unit was not scored."""
-
-    score: float | None
-    scored: bool = True
-    detail: str
-    evidence: dict | None = None  # what an artifact check measured, field by field
-
-
-def unscored(kind: str) -> UnitOutcome:
-    return UnitOutcome(score=None, scored=False, detail=f"{kind}: {UNSCORED_REASON}")
-
-
-def _fail(detail: str) -> UnitOutcome:
-    return UnitOutcome(score=0.0, detail=detail)
-
-
-def _result(score: float, detail: str) -> UnitOutcome:
-    return UnitOutcome(score=round(min(1.0, max(0.0, score)), 6), detail=detail)
+SPREAD_CHANCE = 0.2  # numeric/set/sequence: a constant answer may score on <= 20% of instances
 
 
 # --- shared conversions ------------------------------------------------------------------
-
-def ground_truth(params: Mapping[str, Any]) -> Any:
-    if "ground_truth" in params:
-        return params["ground_truth"]
-    if "gt_value" in params:
-        return params["gt_value"]
-    raise MetricConfigError("params has no ground_truth (nor BrainBench's gt_value)")
-
 
 def to_decimal(value: Any) -> tuple[Decimal | None, str]:
     """A finite scalar as an exact decimal, or (None, why not).
@@ -234,13 +213,13 @@ def numeric_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
         raise MetricConfigError(f"params.tolerance must be >= 0, got {tolerance}")
     pred, why = to_decimal(predicted)
     if pred is None:
-        return _fail(f"prediction {why}")
+        return fail(f"prediction {why}")
     with localcontext() as ctx:
         ctx.prec = 1000  # exact for any pair of floats or short decimal strings
         diff = abs(pred - truth)
     verdict = "<=" if diff <= tolerance else ">"
     detail = f"|{_num(pred)} - {_num(truth)}| = {_num(diff)} {verdict} tolerance {_num(tolerance)}"
-    return _result(1.0 if diff <= tolerance else 0.0, detail)
+    return result(1.0 if diff <= tolerance else 0.0, detail)
 
 
 # --- categorical -------------------------------------------------------------------------
@@ -251,13 +230,13 @@ def categorical_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
     if truth is None or isinstance(truth, (list, dict)):
         raise MetricConfigError(f"ground_truth must be a single label, got {_short(truth)}")
     if predicted is None:
-        return _fail("prediction missing")
+        return fail("prediction missing")
     if isinstance(predicted, (list, dict)):
-        return _fail(f"expected a single label, got {type(predicted).__name__}")
+        return fail(f"expected a single label, got {type(predicted).__name__}")
     pred_c, truth_c = canonical(predicted), canonical(truth)
     if pred_c == truth_c:
-        return _result(1.0, f"{pred_c!r} == {truth_c!r}")
-    return _result(0.0, f"{_short(pred_c)} != {truth_c!r}")
+        return result(1.0, f"{pred_c!r} == {truth_c!r}")
+    return result(0.0, f"{_short(pred_c)} != {truth_c!r}")
 
 
 # --- set ---------------------------------------------------------------------------------
@@ -279,7 +258,7 @@ def set_match_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
     items = as_items(predicted)
     if items is None:
         why = "missing" if predicted is None else "is not a collection"
-        return _fail(f"prediction {why}")
+        return fail(f"prediction {why}")
     tokens = [canonical_token(x) for x in items]
     kept = tokens[:top_k] if top_k else tokens
     pred = set(kept)
@@ -287,10 +266,10 @@ def set_match_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
     cut = f" (first {top_k} of {len(tokens)})" if top_k and len(tokens) > top_k else ""
     detail = f"predicted {_short(sorted(pred))}{cut} vs {_short(sorted(truth))}: {len(hits)} hit(s)"
     if not truth:
-        return _result(1.0 if not pred else 0.0, detail + "; empty reference set")
+        return result(1.0 if not pred else 0.0, detail + "; empty reference set")
     if mode == "exact":
-        return _result(1.0 if pred == truth else 0.0, detail + ", exact")
-    return _result(len(hits) * per_hit, detail + f" x {per_hit:.6g} per hit")
+        return result(1.0 if pred == truth else 0.0, detail + ", exact")
+    return result(len(hits) * per_hit, detail + f" x {per_hit:.6g} per hit")
 
 
 def _score_per_hit(params: Mapping[str, Any], truth: set[str]) -> float:
@@ -334,26 +313,26 @@ def sequence_match_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutco
 
     items = as_items(predicted)
     if items is None:
-        return _fail("prediction missing" if predicted is None else "prediction is not a sequence")
+        return fail("prediction missing" if predicted is None else "prediction is not a sequence")
     pred = _dedup([canonical_token(x) for x in items])[:top_k]
     detail = f"predicted {_short(pred)} vs {_short(truth)}"
     if not truth:
-        return _result(1.0 if not pred else 0.0, detail + "; empty reference")
+        return result(1.0 if not pred else 0.0, detail + "; empty reference")
     if mode == "exact_order":
-        return _result(1.0 if pred == truth else 0.0, detail + ", exact order")
+        return result(1.0 if pred == truth else 0.0, detail + ", exact order")
     return _weighted_order(pred, truth, weights, min_overlap, slip, detail)
 
 
 def _positionwise(predicted: Any, truth: list[str]) -> UnitOutcome:
     items = as_items(predicted)
     if items is None:
-        return _fail("prediction missing" if predicted is None else "prediction is not a sequence")
+        return fail("prediction missing" if predicted is None else "prediction is not a sequence")
     pred = [canonical_token(x) for x in items]
     detail = f"predicted {_short(pred)} vs {_short(truth)}"
     if not truth:
-        return _result(1.0 if not pred else 0.0, detail + "; empty reference")
+        return result(1.0 if not pred else 0.0, detail + "; empty reference")
     hits = sum(1 for i, t in enumerate(truth) if i < len(pred) and pred[i] == t)
-    return _result(hits / len(truth), detail + f": {hits}/{len(truth)} positions")
+    return result(hits / len(truth), detail + f": {hits}/{len(truth)} positions")
 
 
 def _position_weights(params: Mapping[str, Any], n: int) -> list[float]:
@@ -374,34 +353,80 @@ def _position_weights(params: Mapping[str, Any], n: int) -> list[float]:
 
 
 def _weighted_order(
-    pred: list[str], truth: list[str], weights: list[float], min_overlap: int, slip: int,
+    pred: list[str], truth: list[str], weights: list[float], min_overlap: int | None, slip: int | None,
     detail: str,
 ) -> UnitOutcome:
     pred_pos = {x: i for i, x in enumerate(pred)}
     overlap = [x for x in truth if x in pred_pos]
+    if min_overlap is None:  # an explicit null in params (it used to fail with a TypeError here)
+        raise MetricConfigError("params.min_overlap must be an integer, got None")
     if len(overlap) < min_overlap:
-        return _result(0.0, detail + f": overlap {len(overlap)} < min_overlap {min_overlap}")
+        return result(0.0, detail + f": overlap {len(overlap)} < min_overlap {min_overlap}")
+    if slip is None and overlap:  # an explicit null in params (it used to fail with a TypeError here)
+        raise MetricConfigError("params.allow_order_slip must be an integer, got None")
+    width = (slip or 0) + 1
     placed = math.fsum(
-        weights[g] * max(0.0, 1.0 - abs(g - pred_pos[x]) / (slip + 1))
+        weights[g] * max(0.0, 1.0 - abs(g - pred_pos[x]) / width)
         for g, x in enumerate(truth)
         if x in pred_pos
     )
     position = placed / math.fsum(weights)
     coverage = len(overlap) / len(truth)
-    return _result(
+    return result(
         coverage * position,
         detail + f": coverage {coverage:.6g} x position {position:.6g} (slip {slip})",
     )
 
 
-UNITS: dict[str, Callable[[Any, Mapping[str, Any]], UnitOutcome]] = {
-    "numeric_check": numeric_check,
-    "categorical_check": categorical_check,
-    "set_match_check": set_match_check,
-    "sequence_match_check": sequence_match_check,
-}
+# --- chance levels of the constant-answer baseline ----------------------------------------
 
-# EEGAgentBench units (imported last: they use the helpers above).
-from validation.agentbench.units import AGENTBENCH_UNITS  # noqa: E402
+def spread_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Chance:
+    """numeric, set, sequence: a constant answer may be right on at most a fifth of the instances."""
+    return Chance(SPREAD_CHANCE, "spread rule")
 
-UNITS.update(AGENTBENCH_UNITS)
+
+def categorical_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Chance:
+    """1/len(params.classes); with params.classes_param (the candidates are listed per
+    instance in the instruction, e.g. "which of these channels ..."), the mean over instances
+    of 1/len(that binding parameter's list); with neither, 1/number of distinct answers (at
+    least 2), flagged: the label set a guesser faces is then unknown."""
+    name = cases[0].params.get("classes_param")
+    if name:
+        shares = []
+        for case in cases:
+            candidates = case.binding_params.get(name)
+            if not isinstance(candidates, list) or not candidates:
+                raise ValueError(f"{case.case_id}: classes_param {name!r} is not a non-empty list "
+                                 "in the instance's reference params")
+            shares.append(1.0 / len({json.dumps(x, sort_keys=True) for x in candidates}))
+        return Chance(sum(shares) / len(shares), f"classes_param {name!r} (mean 1/len)")
+    classes = [case.params.get("classes") for case in cases]
+    declared = [c for c in classes if isinstance(c, list) and c]
+    if declared:
+        # the spec declares one label set; were it to differ by binding, a guesser faces the union
+        union = {json.dumps(x, sort_keys=True) for c in declared for x in c}
+        return Chance(1.0 / len(union), "classes")
+    # A question has at least two possible answers: one distinct answer is no excuse.
+    return Chance(1.0 / max(2, distinct_answers), "distinct answers (no classes declared)",
+                  classes_missing=True)
+
+
+# --- the units ----------------------------------------------------------------------------
+
+NUMERIC_CHECK = Unit(
+    name="numeric_check", score=ignoring_context(numeric_check), deterministic=True,
+    ground_truth_types=(int, float), chance=spread_chance, reasoned_params=("tolerance",),
+)
+CATEGORICAL_CHECK = Unit(
+    name="categorical_check", score=ignoring_context(categorical_check), deterministic=True,
+    ground_truth_types=(str, int), chance=categorical_chance,
+)
+SET_MATCH_CHECK = Unit(
+    name="set_match_check", score=ignoring_context(set_match_check), deterministic=True,
+    ground_truth_types=(list,), chance=spread_chance,
+)
+SEQUENCE_MATCH_CHECK = Unit(
+    name="sequence_match_check", score=ignoring_context(sequence_match_check), deterministic=True,
+    ground_truth_types=(list,), chance=spread_chance,
+)
+DETERMINISTIC_UNITS = (NUMERIC_CHECK, CATEGORICAL_CHECK, SET_MATCH_CHECK, SEQUENCE_MATCH_CHECK)

@@ -12,7 +12,8 @@ from rich.table import Table
 
 from runner.run.store import RunStore
 from validation.agentbench.aggregate import AgentBenchMetrics, AnswerRecord, aggregate, is_agentbench
-from validation.instance import AGENTBENCH_SUBSET, AGENTBENCH_TYPES
+from validation.agentbench.units import AGENTBENCH_TYPES
+from validation.instance import AGENTBENCH_SUBSET
 
 ROWS = (
     ("accuracy", "Accuracy"), ("macro_f1", "Macro-F1"), ("kappa", "Cohen's kappa"),

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from validation.context import JudgeVerdict, ScoringContext
+from validation.errors import MetricConfigError
 from validation.judge import (
     JUDGE_SYSTEM,
     RETRY_NOTE,
@@ -14,7 +15,6 @@ from validation.judge import (
     read_verdict,
     semantic_unit,
 )
-from validation.units import MetricConfigError
 
 
 class FakeChat:
@@ -165,7 +165,7 @@ PARAMS = {"judge_prompt": "Does the conclusion match the reference?", "ground_tr
 def test_no_judge_is_unscored_never_zero_or_one(kind):
     unit = semantic_unit(kind)
     for context in (None, ScoringContext()):
-        outcome = unit("a conclusion", PARAMS, context, "m1")
+        outcome = unit("a conclusion", PARAMS, context)
         assert outcome.scored is False and outcome.score is None
         assert kind in outcome.detail
 
@@ -175,9 +175,9 @@ def test_missing_judge_prompt_is_a_config_error(params):
     unit = semantic_unit("semantic_consistency")
     judge = FakeJudge(JudgeVerdict(score=1.0))
     with pytest.raises(MetricConfigError):
-        unit("text", params, ScoringContext(judge=judge), "m1")
+        unit("text", params, ScoringContext(judge=judge))
     with pytest.raises(MetricConfigError):
-        unit("text", params, None, "m1")
+        unit("text", params, None)
     assert judge.calls == []
 
 
@@ -185,7 +185,7 @@ def test_missing_judge_prompt_is_a_config_error(params):
 def test_empty_candidate_scores_zero_without_asking(candidate):
     judge = FakeJudge(JudgeVerdict(score=1.0))
     ctx = ScoringContext(judge=judge)
-    outcome = semantic_unit("factual_qa_check")(candidate, PARAMS, ctx, "m1")
+    outcome = semantic_unit("factual_qa_check")(candidate, PARAMS, ctx.for_metric("m1"))
     assert outcome.scored and outcome.score == 0.0
     assert judge.calls == [] and ctx.judge_calls == []
 
@@ -193,7 +193,7 @@ def test_empty_candidate_scores_zero_without_asking(candidate):
 def test_judge_score_and_record():
     judge = FakeJudge(JudgeVerdict(score=0.7, rationale="close enough", model="jm"))
     ctx = ScoringContext(judge=judge)
-    outcome = semantic_unit("semantic_consistency")("alpha peak near 10 Hz", PARAMS, ctx, "m_sem")
+    outcome = semantic_unit("semantic_consistency")("alpha peak near 10 Hz", PARAMS, ctx.for_metric("m_sem"))
     assert outcome.scored and outcome.score == 0.7
     assert judge.calls == [(PARAMS["judge_prompt"], "alpha peak near 10 Hz", "alpha peak at 10 Hz")]
     assert ctx.judge_calls == [{"metric_id": "m_sem", "score": 0.7, "rationale": "close enough", "model": "jm",
@@ -218,7 +218,7 @@ def test_non_text_candidate_is_sent_as_json():
 def test_judge_without_verdict_leaves_unit_unscored_and_recorded():
     judge = FakeJudge(JudgeVerdict(score=None, error="malformed twice", raw_reply="junk"))
     ctx = ScoringContext(judge=judge)
-    outcome = semantic_unit("semantic_consistency")("text", PARAMS, ctx, "m1")
+    outcome = semantic_unit("semantic_consistency")("text", PARAMS, ctx.for_metric("m1"))
     assert outcome.scored is False and outcome.score is None
     assert len(ctx.judge_calls) == 1 and ctx.judge_calls[0]["error"] == "malformed twice"
 
@@ -226,6 +226,6 @@ def test_judge_without_verdict_leaves_unit_unscored_and_recorded():
 def test_llm_judge_through_the_unit_with_a_retry():
     chat = FakeChat("sure!", '{"score": 0.4, "rationale": "partly"}')
     ctx = ScoringContext(judge=LLMJudge(chat, "jm"))
-    outcome = semantic_unit("semantic_consistency")("theta dominates", PARAMS, ctx, "m1")
+    outcome = semantic_unit("semantic_consistency")("theta dominates", PARAMS, ctx.for_metric("m1"))
     assert outcome.score == 0.4 and len(chat.sent) == 2
     assert ctx.judge_calls[0]["model"] == "jm"

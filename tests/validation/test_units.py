@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from validation.errors import MetricConfigError
 from validation.units import (
-    MetricConfigError,
     categorical_check,
     numeric_check,
     sequence_match_check,
@@ -309,3 +309,13 @@ def test_long_hostile_predictions_score_quickly():
             outcome = unit(pred, params)
             assert time.perf_counter() - start < 1.0
             assert len(outcome.detail) < 1_000
+
+
+def test_explicit_null_order_params_are_config_errors():
+    """An explicit null min_overlap or allow_order_slip is a broken instance (it used to be a TypeError)."""
+    with pytest.raises(MetricConfigError, match="min_overlap"):
+        sequence_match_check(["a"], {"ground_truth": ["a", "b"], "min_overlap": None})
+    with pytest.raises(MetricConfigError, match="allow_order_slip"):
+        sequence_match_check(["a"], {"ground_truth": ["a", "b"], "allow_order_slip": None})
+    # without overlap the slip is never used: scored as before
+    assert sequence_match_check(["z"], {"ground_truth": ["a", "b"], "allow_order_slip": None}).score == 0.0

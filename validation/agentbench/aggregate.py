@@ -26,8 +26,9 @@ report gave none). Every instance is counted; an unparseable answer is wrong, ne
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
-from typing import Any, Mapping
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -46,12 +47,14 @@ PRIMARY = {"T1": "accuracy", "T2": "macro_f1", "T3": "macro_f1", "T4": "macro_f1
 
 
 class AnswerRecord(BaseModel):
+    """One scored EEGAgentBench instance: its answer-metric params and the parsed answer."""
     case_id: str
     params: dict[str, Any]  # the instance's answer-metric params (ground truth, family, ...)
     answer: Any = None  # what the parser extracted; None when nothing was found
 
 
 class FamilyMetrics(BaseModel):
+    """The run-level metrics of one task family (T1-T6)."""
     family: str
     instances: int
     unparseable: int
@@ -73,16 +76,19 @@ class FamilyMetrics(BaseModel):
 
 
 class AgentBenchMetrics(BaseModel):
+    """The run-level metrics of every family present, and the Overall score."""
     families: dict[str, FamilyMetrics] = Field(default_factory=dict)
     overall: float | None = None
     overall_families: int = 0
 
 
 def is_agentbench(params: Mapping[str, Any]) -> bool:
+    """Whether a metric's params belong to an EEGAgentBench family."""
     return params.get("family") in FAMILIES
 
 
 def aggregate(records: list[AnswerRecord]) -> AgentBenchMetrics:
+    """The run-level metrics of the answer records, family by family."""
     by_family: dict[str, list[AnswerRecord]] = defaultdict(list)
     for record in records:
         by_family[family(record.params)].append(record)
@@ -189,11 +195,11 @@ def _staging_metrics(records: list[AnswerRecord]) -> FamilyMetrics:
     )
 
 
-def _overlaps_any(reference, predicted) -> bool:
+def _overlaps_any(reference: Sequence[tuple[float, float]], predicted: Sequence[tuple[float, float]]) -> bool:
     return any(min(r[1], p[1]) > max(r[0], p[0]) for r in reference for p in predicted)
 
 
-def _mean_defined(values) -> float | None:
+def _mean_defined(values: Iterable[float | None]) -> float | None:
     defined = [v for v in values if v is not None]
     return _r(fmean(defined)) if defined else None
 

@@ -137,7 +137,7 @@ def _interval_row(row: Any) -> tuple[float, float] | None:
     return start, end
 
 
-def _first(row: Mapping, keys: Sequence[str]) -> Any:
+def _first(row: Mapping[str, Any], keys: Sequence[str]) -> Any:
     return next((row[k] for k in keys if k in row), None)
 
 
@@ -162,6 +162,7 @@ def _as_int(value: Any) -> int | None:
 
 
 def maybe_json(value: Any) -> Any:
+    """Text holding a JSON list, parsed (None when it does not parse); anything else as it is."""
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             return json.loads(value)

@@ -11,6 +11,7 @@ from typing import Hashable, Sequence
 
 
 def accuracy(reference: Sequence[Hashable], predicted: Sequence[Hashable]) -> float:
+    """Share of positions where the prediction equals the reference (0 when empty)."""
     _same_length(reference, predicted)
     if not reference:
         return 0.0
@@ -59,6 +60,6 @@ def cohen_kappa(reference: Sequence[Hashable], predicted: Sequence[Hashable],
     return (p_o - p_e) / (1.0 - p_e)
 
 
-def _same_length(reference: Sequence, predicted: Sequence) -> None:
+def _same_length(reference: Sequence[Hashable], predicted: Sequence[Hashable]) -> None:
     if len(reference) != len(predicted):
         raise ValueError(f"{len(reference)} reference labels but {len(predicted)} predictions")

@@ -37,6 +37,7 @@ DEFAULT_PARAMETERS = EventParameters()
 
 @dataclass(frozen=True)
 class EventCounts:
+    """Event-level true positives, false positives and false negatives."""
     tp: int
     fp: int
     fn: int
@@ -44,6 +45,7 @@ class EventCounts:
 
     @property
     def ref_events(self) -> int:
+        """Number of reference events (TP + FN)."""
         return self.tp + self.fn
 
 
@@ -113,6 +115,7 @@ def f1_from_counts(tp: int, fp: int, fn: int) -> float:
 
 
 def fp_per_24h(fp: int, duration_s: float) -> float:
+    """False positives per 24 hours of recording."""
     return fp / (duration_s / 86400.0) if duration_s > 0 else 0.0
 
 
@@ -150,7 +153,7 @@ def _length(spans: list[Interval]) -> float:
     return sum(end - start for start, end in spans)
 
 
-def _overlap(a, b):
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> float:
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 

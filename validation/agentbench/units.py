@@ -11,15 +11,18 @@ The run-level metrics (accuracy, macro-F1, Event-F1 by subject, ...) are in aggr
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from validation.agentbench import answers, classification, events
-from validation.units import MetricConfigError, UnitOutcome, ground_truth
+from validation.errors import MetricConfigError
+from validation.unit import Chance, ChanceCase, Unit, UnitOutcome, ground_truth, ignoring_context
 
 FAMILIES = ("T1", "T2", "T3", "T4", "T5", "T6")
 
 
 def label_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
+    """T1-T4: 1 when the answer reads as the reference label (T1: the option letter or its text)."""
     truth, chosen = reference_and_prediction_label(predicted, params)
     if chosen is None:
         return UnitOutcome(score=0.0, detail=f"answer {predicted!r} is not one of {label_set(params)}")
@@ -28,6 +31,7 @@ def label_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
 
 
 def interval_events_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
+    """T5: the record's Dice@seizure; an unparseable interval list scores 0."""
     reference, duration = reference_intervals(params)
     intervals = answers.read_intervals(predicted)
     if intervals is None:
@@ -42,6 +46,7 @@ def interval_events_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutc
 
 
 def hypnogram_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
+    """T6: the record's Cohen's kappa after the tolerant expansion, floored at 0."""
     reference = reference_epochs(params)
     labels = answers.expand_hypnogram(predicted, len(reference))
     kappa = classification.cohen_kappa(reference, labels, answers.STAGES)
@@ -53,13 +58,15 @@ def hypnogram_check(predicted: Any, params: Mapping[str, Any]) -> UnitOutcome:
 # --- params (shared with aggregate.py) --------------------------------------------------------
 
 def family(params: Mapping[str, Any]) -> str:
+    """The task family in params (T1-T6)."""
     value = params.get("family")
     if value not in FAMILIES:
         raise MetricConfigError(f"params.family must be one of {FAMILIES}, got {value!r}")
-    return value
+    return str(value)
 
 
 def label_set(params: Mapping[str, Any]) -> list[str]:
+    """The task's label set (at least two labels)."""
     labels = params.get("labels")
     if not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) for x in labels):
         raise MetricConfigError(f"params.labels must list at least two labels, got {labels!r}")
@@ -67,6 +74,7 @@ def label_set(params: Mapping[str, Any]) -> list[str]:
 
 
 def reference_and_prediction_label(predicted: Any, params: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The reference label and the label the answer reads as (None: none of them)."""
     labels = label_set(params)
     truth = ground_truth(params)
     if truth not in labels:
@@ -80,6 +88,7 @@ def reference_and_prediction_label(predicted: Any, params: Mapping[str, Any]) ->
 
 
 def reference_intervals(params: Mapping[str, Any]) -> tuple[list[tuple[float, float]], float]:
+    """The reference seizure intervals and the record's duration in seconds."""
     reference = answers.read_intervals(ground_truth(params))
     if reference is None:
         raise MetricConfigError("ground_truth must be a list of [start_s, end_s] intervals")
@@ -90,6 +99,7 @@ def reference_intervals(params: Mapping[str, Any]) -> tuple[list[tuple[float, fl
 
 
 def reference_epochs(params: Mapping[str, Any]) -> list[str]:
+    """The reference hypnogram, one stage per epoch."""
     n_epochs = params.get("n_epochs")
     if isinstance(n_epochs, bool) or not isinstance(n_epochs, int) or n_epochs <= 0:
         raise MetricConfigError(f"params.n_epochs must be a positive integer, got {n_epochs!r}")
@@ -110,8 +120,17 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-AGENTBENCH_UNITS = {
-    "label_check": label_check,
-    "interval_events_check": interval_events_check,
-    "hypnogram_check": hypnogram_check,
-}
+def label_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Chance:
+    """label_check (T1-T4): the task declares its label set, chance is 1/len(params.labels)."""
+    return Chance(1.0 / len(cases[0].params["labels"]), "labels")
+
+
+# interval_events_check and hypnogram_check score a whole record (Dice, kappa): no constant
+# answer baseline.
+LABEL_CHECK = Unit(name="label_check", score=ignoring_context(label_check), deterministic=True,
+                   chance=label_chance)
+INTERVAL_EVENTS_CHECK = Unit(name="interval_events_check", score=ignoring_context(interval_events_check),
+                             deterministic=True)
+HYPNOGRAM_CHECK = Unit(name="hypnogram_check", score=ignoring_context(hypnogram_check), deterministic=True)
+AGENTBENCH_UNITS = (LABEL_CHECK, INTERVAL_EVENTS_CHECK, HYPNOGRAM_CHECK)
+AGENTBENCH_TYPES = tuple(unit.name for unit in AGENTBENCH_UNITS)

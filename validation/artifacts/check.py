@@ -8,35 +8,37 @@ flagged, never a silent 0 or 1.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any
 
 from validation.artifacts.fields import score_fields
 from validation.artifacts.image import image_format, same_format
-from validation.artifacts.paths import resolve_artifact
 from validation.artifacts.isolation import READER, MeasureError
+from validation.artifacts.paths import resolve_artifact
 from validation.artifacts.spec import ArtifactSpec, artifact_spec
 from validation.context import ScoringContext
-from validation.units import UnitOutcome, _fail, _result, unscored
+from validation.unit import Unit, UnitOutcome, fail, result, unscored
 
 
-def file_status_check(predicted: Any, params: Mapping[str, Any], context: ScoringContext | None,
-                      metric_id: str = "") -> UnitOutcome:
+def file_status_check(predicted: Any, params: Mapping[str, Any],
+                      context: ScoringContext | None = None) -> UnitOutcome:
+    """Score the artifact at the reported path against the check in params."""
     spec = artifact_spec(params)  # MetricConfigError for a broken instance, before any file
     context = context or ScoringContext()
     resolved = resolve_artifact(predicted, context)
     if resolved.path is None:
         if resolved.violation:
-            context.violations.append(f"{metric_id}: {resolved.problem}")
-        return _fail(resolved.problem)
+            context.record_violation(resolved.problem)
+        return fail(resolved.problem)
     if spec.file_name and not _name_matches(resolved.relative, spec.file_name):
-        return _fail(f"file is {resolved.relative!r}, the task asked for {spec.file_name!r}")
+        return fail(f"file is {resolved.relative!r}, the task asked for {spec.file_name!r}")
     if resolved.path.stat().st_size == 0:
-        return _fail(f"{resolved.relative} is empty")
+        return fail(f"{resolved.relative} is empty")
     if spec.check == "image_file_match":
-        return _image(resolved.path, resolved.relative, spec, context, metric_id)
+        return _image(resolved.path, resolved.relative, spec, context)
     if spec.check == "file_exists":
-        return _result(1.0, f"{resolved.relative} exists")
+        return result(1.0, f"{resolved.relative} exists")
     return _fields(resolved.path, resolved.relative, spec)
 
 
@@ -55,17 +57,17 @@ def _fields(path: Path, relative: str, spec: ArtifactSpec) -> UnitOutcome:
     try:
         found = READER.measure(path, spec.check, names, spec.options or {})
     except MeasureError as exc:
-        return _fail(f"{relative}: {exc}")
+        return fail(f"{relative}: {exc}")
     if "error" in found:
-        return _fail(f"{relative}: {found['error']}")
+        return fail(f"{relative}: {found['error']}")
     score, records = score_fields(spec.fields, _lookup(found))
     failed = [r["field"] for r in records if not r["ok"]]
     detail = f"{relative}: " + (f"fields not matching: {', '.join(failed)}" if failed else "all fields match")
-    outcome = _result(score, detail)
+    outcome = result(score, detail)
     return outcome.model_copy(update={"evidence": {"file": relative, "fields": records}})
 
 
-def _lookup(found: dict):
+def _lookup(found: dict[str, Any]) -> Callable[[str], Any]:
     def measure(name: str) -> Any:
         if name in found["failed"]:
             raise MeasureError(found["failed"][name])
@@ -73,30 +75,32 @@ def _lookup(found: dict):
     return measure
 
 
-def _image(path: Path, relative: str, spec: ArtifactSpec, context: ScoringContext,
-           metric_id: str) -> UnitOutcome:
+def _image(path: Path, relative: str, spec: ArtifactSpec, context: ScoringContext) -> UnitOutcome:
     found = image_format(path)
     if found is None:
-        return _fail(f"{relative} is not a recognised image (png, jpeg, gif, svg, pdf)")
+        return fail(f"{relative} is not a recognised image (png, jpeg, gif, svg, pdf)")
     name, media = found
     expected = _expected_format(spec)
     if expected and not same_format(name, expected):
-        return _fail(f"{relative} is a {name} image, the task asked for {expected}")
+        return fail(f"{relative} is a {name} image, the task asked for {expected}")
     if not spec.vlm_prompt:
-        return _result(1.0, f"{relative}: valid {name} image")
+        return result(1.0, f"{relative}: valid {name} image")
     if context.image_judge is None:
         return unscored("image_file_match (VLM judge)").model_copy(
             update={"detail": f"{relative}: valid {name} image; its content needs a VLM judge and none is configured"})
     verdict = context.image_judge(spec.vlm_prompt, path.read_bytes(), media)
-    context.record_judge(metric_id, verdict)
+    context.record_judge(verdict)
     if verdict.score is None:
         return unscored("image_file_match (VLM judge)").model_copy(
             update={"detail": f"VLM judge gave no usable verdict: {verdict.error}"})
-    return _result(verdict.score, f"VLM judge: {verdict.rationale[:300]}")
+    return result(verdict.score, f"VLM judge: {verdict.rationale[:300]}")
 
 
 def _expected_format(spec: ArtifactSpec) -> str | None:
     truth = (spec.options or {}).get("ground_truth")
-    if isinstance(truth, Mapping) and isinstance(truth.get("format"), str):
-        return truth["format"]
-    return None
+    found = truth.get("format") if isinstance(truth, Mapping) else None
+    return found if isinstance(found, str) else None
+
+
+FILE_STATUS_CHECK = Unit(name="file_status_check", score=file_status_check, deterministic=False,
+                         ground_truth_types=(dict,))

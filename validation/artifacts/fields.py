@@ -18,7 +18,7 @@ DEFAULT_TOLERANCE = {"sfreq_hz": 1e-6, "duration_sec": 1e-6, "total_duration_sec
 RMS_RELATIVE_TOLERANCE = 0.10
 
 
-def score_fields(fields: tuple[FieldCheck, ...], measure: Callable[[str], Any]) -> tuple[float, list[dict]]:
+def score_fields(fields: tuple[FieldCheck, ...], measure: Callable[[str], Any]) -> tuple[float, list[dict[str, Any]]]:
     """Weighted fraction of fields that match, and one record per field for the audit."""
     records = []
     for check in fields:
@@ -40,6 +40,7 @@ def score_fields(fields: tuple[FieldCheck, ...], measure: Callable[[str], Any]) 
 
 
 def compare(check: FieldCheck, measured: Any) -> tuple[bool, str]:
+    """Whether a measured field matches its expected value, and how it compares."""
     expected = check.expected
     if measured is None:
         return False, "missing"
@@ -58,7 +59,7 @@ def compare(check: FieldCheck, measured: Any) -> tuple[bool, str]:
     return measured == expected, ""
 
 
-def _list_match(check: FieldCheck, measured: Any, expected: list) -> tuple[bool, str]:
+def _list_match(check: FieldCheck, measured: Any, expected: list[Any]) -> tuple[bool, str]:
     if not isinstance(measured, list) or len(measured) != len(expected):
         return False, "length differs"
     tolerance = check.tolerance if check.tolerance is not None else DEFAULT_TOLERANCE.get(check.name)
@@ -91,6 +92,6 @@ def _as_int(value: Any) -> int | None:
     return None
 
 
-def _record(check: FieldCheck, measured: Any, ok: bool, why: str) -> dict:
+def _record(check: FieldCheck, measured: Any, ok: bool, why: str) -> dict[str, Any]:
     return {"field": check.name, "weight": check.weight, "expected": check.expected,
             "measured": measured, "ok": ok, **({"note": why} if why else {})}

@@ -27,5 +27,10 @@ def image_format(path: Path) -> tuple[str, str] | None:
 
 
 def same_format(measured: str, expected: str) -> bool:
-    norm = lambda name: ALIASES.get(name.lower().lstrip("."), name.lower().lstrip("."))  # noqa: E731
-    return norm(measured) == norm(expected)
+    """Whether two image format names (or suffixes) mean the same format."""
+    return _normal(measured) == _normal(expected)
+
+
+def _normal(name: str) -> str:
+    bare = name.lower().lstrip(".")
+    return ALIASES.get(bare, bare)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import atexit
 import threading
+from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 MEMORY_LIMIT_BYTES = 4 * 1024**3
 TIMEOUT_S = 120.0
@@ -33,7 +34,7 @@ def _limit_worker() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
 
 
-def _measure(path: str, check: str, names: list[str], options: dict) -> dict:
+def _measure(path: str, check: str, names: list[str], options: dict[str, Any]) -> dict[str, Any]:
     """Runs in the worker: open the file as its check's kind and measure each field."""
     from validation.artifacts.signal import SignalFile, SignalFileError
     from validation.artifacts.table import TableFile, TableFileError
@@ -55,23 +56,29 @@ def _measure(path: str, check: str, names: list[str], options: dict) -> dict:
     return {"values": values, "unmeasurable": unmeasurable, "failed": failed}
 
 
+# (path, check, field names, options) -> {"values", "unmeasurable", "failed"} or {"error"}
+Job = Callable[[str, str, list[str], dict[str, Any]], dict[str, Any]]
+
+
 class Reader:
     """One worker at a time; `job` runs in it (a module-level function, for spawn)."""
 
-    def __init__(self, job=_measure, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(self, job: Job = _measure, timeout_s: float = TIMEOUT_S) -> None:
         self.job = job
         self.timeout_s = timeout_s
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
 
-    def measure(self, path: Path, check: str, names: list[str], options: Mapping[str, Any]) -> dict:
+    def measure(self, path: Path, check: str, names: list[str], options: Mapping[str, Any]) -> dict[str, Any]:
+        """Measure the named fields of one file in the worker; MeasureError if it fails."""
         plain = {k: v for k, v in (options or {}).items() if isinstance(v, (str, int, float, bool))}
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_limit_worker)
             future = self._pool.submit(self.job, str(path), check, list(names), plain)
             try:
-                return future.result(timeout=self.timeout_s)
+                found: dict[str, Any] = future.result(timeout=self.timeout_s)
+                return found
             except FutureTimeout:
                 self._discard()
                 raise MeasureError(f"reading the file took longer than {self.timeout_s:g} s") from None
@@ -80,6 +87,7 @@ class Reader:
                 raise MeasureError("the reader process died (memory limit or crash)") from None
 
     def close(self) -> None:
+        """Stop the worker process, if one runs."""
         with self._lock:
             self._discard()
 

@@ -14,6 +14,7 @@ import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from validation.context import ARTIFACT_DIR, SANDBOX_WORKSPACE, ScoringContext
 
@@ -22,6 +23,7 @@ MAX_PATH_CHARS = 1024
 
 @dataclass(frozen=True)
 class Resolved:
+    """A reported path mapped to its retained file, or why there is none."""
     path: Path | None  # the retained file, when there is one
     relative: str = ""  # path under file_check/
     problem: str = ""  # why there is no file
@@ -81,7 +83,7 @@ def _retained(inner: str, text: str, context: ScoringContext) -> Resolved:
     return Resolved(path, relative=inner)
 
 
-def _refused(inner: str, entry: dict, text: str) -> Resolved:
+def _refused(inner: str, entry: dict[str, Any], text: str) -> Resolved:
     reason = entry.get("skipped", "not retained")
     violation = "size cap" not in reason
     kind = "violation" if violation else "not retained"

@@ -23,24 +23,27 @@ class SignalFileError(ValueError):
 
 
 def suffix(path: Path) -> str:
+    """A signal file's format suffix, lower case (.fif.gz counts as one)."""
     name = path.name.lower()
     return ".fif.gz" if name.endswith(".fif.gz") else path.suffix.lower()
 
 
 class SignalFile:
+    """A signal file the model wrote (npy, fif, edf, ...), measured field by field."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.kind = suffix(path)
         if self.kind not in SUPPORTED:
             raise SignalFileError(f"unsupported signal file type {self.kind or '(none)'}; "
                                   f"supported: {', '.join(SUPPORTED)}")
-        self.raw = None
+        self.raw: Any = None  # the mne Raw of a file with a header
         self.data = self._load()
 
     def _load(self) -> np.ndarray:
         try:
             if self.kind == ".npy":
-                data = np.load(self.path, allow_pickle=False)
+                data: np.ndarray = np.load(self.path, allow_pickle=False)
                 real = np.issubdtype(data.dtype, np.integer) or np.issubdtype(data.dtype, np.floating)
                 if data.ndim not in (1, 2, 3) or not real:
                     raise SignalFileError(f"npy array of shape {data.shape} and dtype {data.dtype} "
@@ -52,22 +55,25 @@ class SignalFile:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 self.raw = reader(str(self.path), preload=True, verbose="ERROR")
-            return self.raw.get_data()
+            samples: np.ndarray = self.raw.get_data()
+            return samples
         except SignalFileError:
             raise
         except Exception as exc:  # any reader failure means: not a valid file of that type
             raise SignalFileError(f"cannot read {self.path.name}: {type(exc).__name__}: {exc}") from None
 
     def measure(self, name: str) -> Any:
+        """One field's value; KeyError when the field is not measurable for this file."""
         if name not in MEASURES:
             raise KeyError(name)
         return MEASURES[name](self)
 
     @cached_property
     def rms(self) -> float:
+        """Root mean square of all samples."""
         return round(float(np.sqrt(np.mean(np.square(self.data, dtype=np.float64)))), DECIMALS + 6)
 
-    def _needs_raw(self):
+    def _needs_raw(self) -> Any:
         if self.raw is None:
             raise KeyError("needs a recording with a header (not npy)")
         return self.raw

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from validation.units import MetricConfigError
+from validation.errors import MetricConfigError
 
 CHECKS = ("eeg_file_match", "image_file_match", "table_file_match", "file_exists")
 
 
 @dataclass(frozen=True)
 class FieldCheck:
+    """One field an artifact check compares: its weight, expected value and tolerance."""
     name: str
     weight: float
     expected: Any
@@ -25,6 +26,7 @@ class FieldCheck:
 
 @dataclass(frozen=True)
 class ArtifactSpec:
+    """An artifact check read from either spelling of file_status_check's params."""
     check: str
     file_name: str | None
     fields: tuple[FieldCheck, ...]
@@ -33,6 +35,7 @@ class ArtifactSpec:
 
 
 def artifact_spec(params: Mapping[str, Any]) -> ArtifactSpec:
+    """Read a file_status_check's params (eegbench's or BrainBench's spelling)."""
     if "validator_config" in params or "match_mode" in params:
         return _brainbench(params)
     return _eegbench(params)
@@ -42,7 +45,8 @@ def _eegbench(params: Mapping[str, Any]) -> ArtifactSpec:
     check = params.get("check", "file_exists")
     _known(check)
     fields_cfg = params.get("fields") or {}
-    truth = params.get("ground_truth") if isinstance(params.get("ground_truth"), Mapping) else {}
+    raw_truth = params.get("ground_truth")
+    truth: Mapping[str, Any] = raw_truth if isinstance(raw_truth, Mapping) else {}
     if not isinstance(fields_cfg, Mapping):
         raise MetricConfigError("params.fields must be an object of {field: {weight, tolerance}}")
     fields = []

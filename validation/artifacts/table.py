@@ -14,6 +14,8 @@ class TableFileError(ValueError):
 
 
 class TableFile:
+    """A table (CSV/TSV) the model wrote, measured field by field."""
+
     def __init__(self, path: Path, options: Mapping[str, Any] | None = None) -> None:
         self.path = path
         self.duration_column = (options or {}).get("duration_column", "duration_sec")
@@ -38,6 +40,7 @@ class TableFile:
         return header, rows
 
     def measure(self, name: str) -> Any:
+        """One field's value; KeyError when the field is not measurable for a table."""
         if name == "row_count":
             return len(self.rows)
         if name == "column_names":

@@ -1,7 +1,10 @@
 import pytest
 
+import validation.builtin_units  # noqa: F401 (registers the built-in units)
+from validation import unit_registry
 from validation.agentbench.answers import run_length
-from validation.units import UNITS, MetricConfigError
+from validation.agentbench.units import hypnogram_check, interval_events_check, label_check
+from validation.errors import MetricConfigError
 
 T1 = {"family": "T1", "ground_truth": "C", "labels": ["A", "B", "C", "D"],
       "options": {"A": "a", "B": "b", "C": "3 Hz spike & wave", "D": "d"}}
@@ -11,11 +14,11 @@ T5_FREE = {"family": "T5", "ground_truth": [], "duration_s": 3600, "subject": "c
 
 
 def test_units_are_registered():
-    assert {"label_check", "interval_events_check", "hypnogram_check"} <= set(UNITS)
+    assert {"label_check", "interval_events_check", "hypnogram_check"} <= set(unit_registry.names())
 
 
 def test_label_check():
-    unit = UNITS["label_check"]
+    unit = label_check
     assert unit("(C)", T1).score == 1.0
     assert unit("3 Hz spike & wave", T1).score == 1.0
     assert unit("B", T1).score == 0.0
@@ -27,7 +30,7 @@ def test_label_check():
 
 
 def test_interval_unit_is_record_dice():
-    unit = UNITS["interval_events_check"]
+    unit = interval_events_check
     assert unit([[2354, 2500], [3358, 3426]], T5).score == pytest.approx(0.798246)
     assert unit(T5["ground_truth"], T5).score == 1.0
     assert unit([], T5_FREE).score == 1.0
@@ -40,7 +43,7 @@ def test_interval_unit_is_record_dice():
 def test_hypnogram_unit_is_floored_kappa():
     labels = ["W"] * 3 + ["N2"] * 4 + ["REM"] * 2 + ["W"]
     params = {"family": "T6", "ground_truth": run_length(labels), "n_epochs": len(labels)}
-    unit = UNITS["hypnogram_check"]
+    unit = hypnogram_check
     assert unit(run_length(labels), params).score == 1.0
     assert unit(None, params).score == 0.0  # all wake: kappa 0
     with pytest.raises(MetricConfigError):

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 from runner.run.store import retain_artifacts  # noqa: E402
 from validation.artifacts.check import file_status_check  # noqa: E402
 from validation.context import JudgeVerdict, ScoringContext  # noqa: E402
-from validation.units import MetricConfigError  # noqa: E402
+from validation.errors import MetricConfigError  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 SAMPLE_FIF = DATA / "mne_sample" / "test_raw.fif"
@@ -58,7 +58,7 @@ def one(name, value, weight=1.0, tolerance=None):
 
 def run(ws, reported, params, **ctx_kwargs):
     ctx = ws.context(**ctx_kwargs)
-    return file_status_check(reported, params, ctx, "m_art"), ctx
+    return file_status_check(reported, params, ctx.for_metric("m_art")), ctx
 
 
 def rms(a) -> float:

@@ -37,7 +37,7 @@ def all_retained_bytes(ctx: ScoringContext) -> list[bytes]:
 
 
 def score_of(reported, ctx, metric_id="m1"):
-    return file_status_check(reported, EXISTS, ctx, metric_id)
+    return file_status_check(reported, EXISTS, ctx.for_metric(metric_id))
 
 
 # --- retain_artifacts --------------------------------------------------------------------
@@ -141,7 +141,7 @@ def test_hostile_reported_paths_score_zero_and_are_recorded(ws, tmp_path, report
     ctx = retain(ws, tmp_path)
     resolved = resolve_artifact(reported, ctx)
     assert resolved.path is None and resolved.violation
-    outcome = file_status_check(reported, EXISTS, ctx, "artifact_metric")
+    outcome = file_status_check(reported, EXISTS, ctx.for_metric("artifact_metric"))
     assert outcome.score == 0.0 and outcome.scored
     assert len(ctx.violations) == 1
     assert ctx.violations[0].startswith("artifact_metric: ")

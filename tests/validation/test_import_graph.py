@@ -1,0 +1,60 @@
+"""No import cycle among validation's modules (read from the source with ast)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.validation.import_graph import find_cycle, import_graph
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_validation_has_no_import_cycle():
+    graph = import_graph(PROJECT_ROOT, ["validation"])
+    assert {"validation.units", "validation.agentbench.units", "validation.unit_registry"} <= set(graph)
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_unit_registry_is_a_leaf():
+    """The registry imports the Unit type and the errors only; the units do not import it."""
+    graph = import_graph(PROJECT_ROOT, ["validation"])
+    assert graph["validation.unit_registry"] == {"validation", "validation.errors", "validation.unit"}
+    for module in ("validation.units", "validation.agentbench.units", "validation.judge",
+                   "validation.artifacts.check", "validation.unit"):
+        assert "validation.unit_registry" not in graph[module], module
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_a_cycle_is_found_through_relative_and_package_imports(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from . import b\n",
+        "pkg/sub/__init__.py": "import pkg.a\n",  # the old agentbench/__init__ trick
+        "pkg/b.py": "from pkg.sub.c import X\n",
+        "pkg/sub/c.py": "X = 1\n",
+    })
+    cycle = find_cycle(import_graph(tmp_path, ["pkg"]))
+    assert cycle is not None and cycle[0] == cycle[-1]
+    assert {"pkg.a", "pkg.b", "pkg.sub"} <= set(cycle)
+    # without the parent-package edges, b -> pkg.sub.c does not run pkg/sub/__init__
+    assert find_cycle(import_graph(tmp_path, ["pkg"], include_parents=False)) is None
+
+
+def test_function_level_and_type_checking_imports_do_not_count(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from pkg import b\n",
+        "pkg/b.py": ("from typing import TYPE_CHECKING\n"
+                     "if TYPE_CHECKING:\n    from pkg import a\n"
+                     "def later():\n    from pkg import a\n"
+                     "try:\n    import json\nexcept ImportError:\n    pass\n"),
+    })
+    graph = import_graph(tmp_path, ["pkg"])
+    assert graph["pkg.a"] == {"pkg", "pkg.b"} and graph["pkg.b"] == set()
+    assert find_cycle(graph) is None
