@@ -464,7 +464,7 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
                 results[index] = result
                 if cache_dir:
                     write_cache(cache_dir, pending[index][2], result)
-                if bar:
+                if bar is not None and bar_task is not None:
                     bar.advance(bar_task)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
