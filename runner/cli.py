@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from runner import catalog, log
+from runner.agentbench.adapters import ADAPTERS
 from runner.config import RunConfig, check_run_id, default_run_id
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
@@ -26,7 +27,6 @@ from validation.errors import EegbenchError, InfrastructureError, UserError
 console = Console(stderr=True)
 EXIT_USER_ERROR = 2
 EXIT_INFRASTRUCTURE = 3
-DATASETS = ("bonn", "ds004504", "chbmit", "sleepedfx")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +49,7 @@ def _truth_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     truth.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
     truth.add_argument("--no-cache", action="store_true",
                        help="run every reference script, ignoring cached results (--check never uses the cache)")
-    truth.add_argument("--dataset", default=None, choices=DATASETS,
+    truth.add_argument("--dataset", default=None, choices=ADAPTERS.names(),
                        help="EEGAgentBench T3-T6: build instances from a local copy of this dataset (needs --root)")
     truth.add_argument("--root", default=None, help="the dataset's folder, in its native layout")
 

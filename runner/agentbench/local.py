@@ -30,12 +30,11 @@ STAGE_DIR = "local"
 def build_local(dataset: str, root: Path, project_root: Path, data_root: Path,
                 out_dir: Path) -> list[Path]:
     """Stage the dataset's cases and write its instance files; returns their paths."""
-    if dataset not in ADAPTERS:
-        raise UserError(f"unknown dataset {dataset!r}; expected one of {', '.join(sorted(ADAPTERS))}")
+    adapter = ADAPTERS.get(dataset)
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise UserError(f"--root {root} is not a directory")
-    task = ADAPTERS[dataset].build(root)
+    task = adapter.build(root)
     spec = task_spec(task, [stage_case(task.dataset, case, Path(data_root)) for case in task.cases])
     folder = Path(out_dir) / dataset
     folder.mkdir(parents=True, exist_ok=True)

@@ -1,12 +1,15 @@
 """Dataset adapters: a user's local copy of a public dataset, in its native layout, to the
-cases of one EEGAgentBench task family. `ADAPTERS` maps the `--dataset` name to its module."""
+cases of one EEGAgentBench task family. `ADAPTERS` maps the `--dataset` name to its module,
+imported when it is asked for."""
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
-from runner.agentbench.adapters import bonn, chbmit, ds004504, sleepedfx
 from runner.agentbench.adapters.base import DatasetTask
+from runner.registry import Registry
 
 
 class Adapter(Protocol):
@@ -17,4 +20,12 @@ class Adapter(Protocol):
         ...
 
 
-ADAPTERS: dict[str, Adapter] = {"bonn": bonn, "ds004504": ds004504, "chbmit": chbmit, "sleepedfx": sleepedfx}
+ADAPTERS: Registry[Adapter] = Registry("dataset")
+
+
+def _module(name: str) -> Callable[[], Adapter]:
+    return lambda: cast(Adapter, importlib.import_module(f"runner.agentbench.adapters.{name}"))
+
+
+for _name in ("bonn", "ds004504", "chbmit", "sleepedfx"):
+    ADAPTERS.register(_name, _module(_name))

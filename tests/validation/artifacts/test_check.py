@@ -12,7 +12,7 @@ import mne  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from runner.run.store import retain_artifacts  # noqa: E402
+from runner.run.artifacts import retain_artifacts  # noqa: E402
 from validation.artifacts.check import file_status_check  # noqa: E402
 from validation.context import JudgeVerdict, ScoringContext  # noqa: E402
 from validation.errors import MetricConfigError  # noqa: E402
@@ -39,7 +39,8 @@ class Workspace:
     def context(self, **kwargs) -> ScoringContext:
         self._n += 1
         dest = self.root / f"audit{self._n}" / "artifacts"
-        return ScoringContext(artifacts_dir=dest, manifest=retain_artifacts(self.root / "ws", dest), **kwargs)
+        return ScoringContext(artifacts_dir=dest, manifest=[e.as_manifest() for e in retain_artifacts(self.root / "ws", dest)],
+                              **kwargs)
 
 
 @pytest.fixture

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.run import store
-from runner.run.store import retain_artifacts
+from runner.run import artifacts
 from validation.artifacts.check import file_status_check
 from validation.artifacts.paths import resolve_artifact
 from validation.context import ScoringContext
@@ -27,7 +26,7 @@ def ws(tmp_path):
 
 def retain(workspace: Path, tmp_path: Path) -> ScoringContext:
     dest = tmp_path / "audit" / "artifacts"
-    manifest = retain_artifacts(workspace, dest)
+    manifest = [e.as_manifest() for e in artifacts.retain_artifacts(workspace, dest)]
     return ScoringContext(artifacts_dir=dest, manifest=manifest)
 
 
@@ -242,7 +241,7 @@ def test_symlinked_file_check_folder_is_refused_whole(ws, tmp_path):
     workspace.mkdir()
     os.symlink(other, workspace / "file_check")
     dest = tmp_path / "audit2"
-    manifest = retain_artifacts(workspace, dest)
+    manifest = [e.as_manifest() for e in artifacts.retain_artifacts(workspace, dest)]
     assert len(manifest) == 1 and manifest[0]["path"] == "" and "sha256" not in manifest[0]
     assert manifest[0]["link_target"] == str(other)
     assert not dest.exists() or list(dest.rglob("*")) == []
@@ -287,7 +286,7 @@ def test_no_artifacts_dir_is_missing_not_a_violation(ws, tmp_path):
 # --- size cap ---------------------------------------------------------------------------
 
 def test_file_over_the_size_cap_is_not_retained_and_not_a_violation(tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "MAX_ARTIFACT_BYTES", 100)
+    monkeypatch.setattr(artifacts, "MAX_ARTIFACT_BYTES", 100)
     workspace = tmp_path / "ws"
     (workspace / "file_check").mkdir(parents=True)
     (workspace / "file_check" / "a.bin").write_bytes(b"a" * 60)

@@ -1,24 +1,35 @@
-"""No import cycle among validation's modules (read from the source with ast)."""
+"""No import cycle among the project's modules (read from the source with ast), and the
+layering the packages promise: validation and eegtools never import the controller."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.validation.import_graph import find_cycle, import_graph
+from tests.import_graph import find_cycle, import_graph
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ["runner", "validation", "eegtools", "reference_scripts"]
 
 
-def test_validation_has_no_import_cycle():
-    graph = import_graph(PROJECT_ROOT, ["validation"])
-    assert {"validation.units", "validation.agentbench.units", "validation.unit_registry"} <= set(graph)
+def test_the_project_has_no_import_cycle():
+    graph = import_graph(PROJECT_ROOT, PACKAGES)
+    assert {"validation.units", "validation.agentbench.units", "runner.run.store", "eegtools.tools"} <= set(graph)
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_lower_layers_never_import_the_controller():
+    graph = import_graph(PROJECT_ROOT, PACKAGES)
+    for module, targets in graph.items():
+        if module.split(".")[0] in ("validation", "eegtools", "reference_scripts"):
+            assert not any(t.startswith("runner") for t in targets), (module, sorted(targets))
+        if module.startswith("eegtools"):
+            assert all(t.startswith("eegtools") for t in targets), (module, sorted(targets))
 
 
 def test_unit_registry_is_a_leaf():
     """The registry imports the Unit type and the errors only; the units do not import it."""
     graph = import_graph(PROJECT_ROOT, ["validation"])
-    assert graph["validation.unit_registry"] == {"validation", "validation.errors", "validation.unit"}
+    assert graph["validation.unit_registry"] == {"validation.errors", "validation.unit"}
     for module in ("validation.units", "validation.agentbench.units", "validation.judge",
                    "validation.artifacts.check", "validation.unit"):
         assert "validation.unit_registry" not in graph[module], module
@@ -56,5 +67,16 @@ def test_function_level_and_type_checking_imports_do_not_count(tmp_path):
                      "try:\n    import json\nexcept ImportError:\n    pass\n"),
     })
     graph = import_graph(tmp_path, ["pkg"])
-    assert graph["pkg.a"] == {"pkg", "pkg.b"} and graph["pkg.b"] == set()
+    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == set()
+    assert find_cycle(graph) is None
+
+
+def test_a_package_importing_its_own_submodules_is_no_cycle(tmp_path):
+    write(tmp_path, {
+        "pkg/__init__.py": "from pkg.a import A\nfrom pkg import b\n",
+        "pkg/a.py": "from pkg.b import B\nA = B\n",
+        "pkg/b.py": "B = 1\n",
+    })
+    graph = import_graph(tmp_path, ["pkg"])
+    assert graph == {"pkg": {"pkg.a", "pkg.b"}, "pkg.a": {"pkg.b"}, "pkg.b": set()}
     assert find_cycle(graph) is None

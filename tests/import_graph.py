@@ -4,7 +4,9 @@
 modules of those packages it imports when it is loaded: imports at module level, including
 inside module-level if/try/with blocks and class bodies, but not inside functions (they run
 later) nor under `if TYPE_CHECKING:` (they never run). Importing `a.b.c` also loads the
-packages `a` and `a.b`, so by default those are edges too. `find_cycle(graph)` returns one
+packages `a` and `a.b`, so by default those are edges too, except the importing module's own
+ancestors: they are already being loaded when it runs (a package's __init__ importing its
+submodules is no cycle). `find_cycle(graph)` returns one
 cycle as a list of modules, or None. Pass more packages (e.g. ["validation", "runner"]) to
 check them together.
 """
@@ -37,7 +39,8 @@ def import_graph(root: Path, packages: Iterable[str], include_parents: bool = Tr
         for node in _load_time_imports(ast.parse(path.read_text(), filename=str(path))):
             for name in _imported_names(node, module, is_package, files):
                 targets.update(_with_parents(name) if include_parents else [name])
-        graph[module] = {t for t in targets if t in files and t != module}
+        loading = set(_with_parents(module))  # the module and its ancestors
+        graph[module] = {t for t in targets if t in files and t not in loading}
     return graph
 
 
