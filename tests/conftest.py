@@ -3,7 +3,10 @@
 - integration: drives a real sandbox, kernel, model server or the eegbench command;
 - docker: needs the Docker daemon and the kernel image.
 
-`make test-fast` runs `-m "not integration and not docker"`; `make test` runs everything.
+`make test-fast` runs `-m "not integration and not docker"`; `make test` runs everything in
+two pytest-xdist workers, a test file to a worker (--dist loadfile). The file holding the
+full-benchmark run (FIRST) is collected first, so one worker starts it at once while the
+other takes the remaining files.
 """
 from __future__ import annotations
 
@@ -12,9 +15,11 @@ from pathlib import Path
 import pytest
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
+FIRST = INTEGRATION_DIR / "test_eval_oracle_and_null.py"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if INTEGRATION_DIR in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.integration)
+    items.sort(key=lambda item: Path(str(item.fspath)) != FIRST)  # stable: the rest keep their order

@@ -14,7 +14,6 @@ The API key is handed to the SDK and never stored, logged or recorded.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 import time
@@ -38,9 +37,9 @@ RETRY_STATUS = frozenset({408, 409, 429})
 SETUP_STATUS = frozenset({401, 403, 404})
 
 
-def endpoint_from_env(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """(base_url, api_key) from EEGBENCH_* or, failing that, OPENAI_* variables."""
-    env = os.environ if environ is None else environ
+def endpoint_from_env(env: Mapping[str, str]) -> tuple[str, str]:
+    """(base_url, api_key) from EEGBENCH_* or, failing that, OPENAI_* variables of `env`
+    (the command's Environment.variables)."""
     base_url = _first_set(env, BASE_URL_VARS)
     api_key = _first_set(env, API_KEY_VARS)
     if base_url is None or api_key is None:  # _first_set gives None, never "", for unset

@@ -10,7 +10,8 @@ import hashlib
 import sys
 from pathlib import Path
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+from runner.paths import PROJECT_ROOT
+
 IMAGE_DIR = PROJECT_ROOT / "kernel_image"
 REPOSITORY = "eegbench-kernel"
 # What the image is built from: a change to any of these is a different image.

@@ -125,13 +125,3 @@ def one_case_per_task(all_case_ids) -> list[str]:
     for instance in sorted(catalog.select(catalog.load_all(), []), key=lambda i: i.case_id):
         first.setdefault(instance.task_id, instance.case_id)
     return sorted(first.values())
-
-
-@pytest.fixture(scope="session")
-def oracle_local_run(tmp_path_factory):
-    """`eegbench eval --model oracle --jobs 2` over every instance on the local backend: shared
-    by the oracle tests and the docker-vs-local comparison (it takes minutes)."""
-    ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
-    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "local", timeout=3000)
-    assert_no_leftover(ev)
-    return ev, proc

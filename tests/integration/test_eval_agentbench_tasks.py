@@ -106,7 +106,7 @@ def test_tools_and_hybrid_paradigms_run_every_family(eegbench, env, tmp_path):
         json.dumps({"action": "get_recording_info", "args": {}}),
         json.dumps({"action": "final_answer", "answer": [[0, 30]]}),
     ]}))
-    t5 = [i.case_id for i in catalog.load_all() if i.task_id == "eab_t5_chbmit"]
+    t5 = [i.case_id for i in catalog.load_all(local_dir=local) if i.task_id == "eab_t5_chbmit"]
     proc = eegbench("eval", "--paradigm", "tools", "--model", f"script:{script}", "--set", "eab_t5_chbmit",
                     "--run", "tools-script", "--jobs", "2")
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,11 +1,80 @@
-"""`make eval MODEL=oracle JOBS=2` over the whole benchmark and `MODEL=null` over one instance
-of every task, then `eegbench logs` and `eegbench show` on the oracle run."""
+"""`make eval MODEL=oracle JOBS=2` over the whole benchmark on the local backend, and over one
+instance of every task with SANDBOX=docker (same parsed results as the local kernel);
+`MODEL=null` over one instance of every task; then `eegbench logs`, `show` and replay on the
+oracle run.
+
+The full run is the suite's longest test: every test that reads it is in this module, which
+`make test` gives to one worker whole (pytest-xdist --dist loadfile) and starts first."""
+import json
+
 import pytest
+
+from tests.integration.conftest import Eval, assert_no_leftover
+
+# The full run takes minutes, longer on a loaded machine than the per-test 900 s.
+pytestmark = pytest.mark.timeout(3600)
+FULL_RUN_TIMEOUT_S = 3000
 
 
 @pytest.fixture(scope="module")
-def oracle_run(oracle_local_run):
-    return oracle_local_run  # session-scoped in conftest: test_eval_on_docker compares with it
+def oracle_run(tmp_path_factory):
+    """`eegbench eval --model oracle --jobs 2` over every instance on the local backend."""
+    ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
+    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "local",
+              timeout=FULL_RUN_TIMEOUT_S)
+    assert_no_leftover(ev)
+    return ev, proc
+
+
+@pytest.fixture(scope="module")
+def docker_run(tmp_path_factory, one_case_per_task):
+    ev = Eval(tmp_path_factory.mktemp("oracle-docker") / "runs")
+    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "docker",
+              "--set", ",".join(one_case_per_task), timeout=FULL_RUN_TIMEOUT_S)
+    assert_no_leftover(ev)
+    return ev, proc
+
+
+def parsed_results(ev: Eval, run: str) -> dict[str, dict]:
+    """case id -> the fields the parser read from the oracle's report."""
+    return {
+        path.parent.name: json.loads(path.read_text())["fields"]
+        for path in (ev.runs_dir / run / "instances").glob("*/score.json")
+    }
+
+
+@pytest.mark.docker
+def test_oracle_on_docker_every_task_solution_and_score_100(docker_run, one_case_per_task):
+    ev, proc = docker_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "sandbox: docker (asked for docker: docker" in proc.stderr
+    results = ev.results("oracle")
+    assert sorted(r["case_id"] for r in results) == one_case_per_task and len(one_case_per_task) >= 40
+    bad = [(r["case_id"], r["status"], r["score"], r["error"]) for r in results
+           if r["status"] != "solution" or r["score"] != 100.0]
+    assert not bad
+
+
+@pytest.mark.docker
+def test_oracle_results_on_docker_equal_those_of_the_local_kernel(docker_run, oracle_run, one_case_per_task):
+    local_ev, local_proc = oracle_run
+    assert local_proc.returncode == 0, local_proc.stderr[-3000:]
+    on_docker, on_local = parsed_results(docker_run[0], "oracle"), parsed_results(local_ev, "oracle")
+    assert sorted(on_docker) == one_case_per_task
+    differ = {case: (on_local.get(case), fields) for case, fields in on_docker.items() if on_local.get(case) != fields}
+    assert not differ
+
+
+@pytest.mark.docker
+def test_run_json_records_the_backend_and_image(docker_run):
+    ev, _ = docker_run
+    run = json.loads((ev.runs_dir / "oracle" / "run.json").read_text())
+    assert run["sandbox_backend"] == "docker" and run["config"]["sandbox"] == "docker"
+    assert run["sandbox"]["image"].startswith("eegbench-kernel:")
+    assert run["sandbox"]["image_id"].startswith("sha256:")
+
+
+@pytest.mark.docker
 
 
 def test_eval_oracle_jobs2_every_instance_solution_and_score_100(oracle_run, all_case_ids):

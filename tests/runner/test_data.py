@@ -13,7 +13,7 @@ import pytest
 
 from runner import data
 from runner.data import DOWNLOADS, DataError, fetch, load_manifest, sha256_file, verify
-from runner.paths import PROJECT_ROOT, Environment, Paths
+from runner.paths import Environment
 
 MANIFEST = load_manifest()
 SMALL = data.Manifest(
@@ -129,11 +129,6 @@ def test_attribution_names_source_licence_and_citation_of_every_file(fetched):
     for _, item in MANIFEST.files():
         section = text.split(f"## {item.dest}\n", 1)[1].split("\n## ", 1)[0]
         assert item.licence in section and item.citation in section and item.source in section
-
-
-def test_data_root_follows_the_environment(tmp_path):
-    assert Paths.from_environ({"EEGBENCH_DATA": str(tmp_path)}).data_root == tmp_path.resolve()
-    assert Paths.from_environ({}).data_root == PROJECT_ROOT / "data"
 
 
 def test_manifest_pins_every_recording_of_the_layout():

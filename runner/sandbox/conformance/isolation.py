@@ -7,9 +7,9 @@ import os
 import socket
 from pathlib import Path
 
+from runner.paths import PROJECT_ROOT
 from runner.sandbox.base import Limits
 from runner.sandbox.conformance.context import SECRET, SECRET_VAR, Context, check, run
-from runner.sandbox.image import PROJECT_ROOT
 from runner.sandbox.layout import SANDBOX_UID, sandbox_env
 
 # Variables the kernel's own environment may hold: ours, plus what ipykernel and Docker set.
