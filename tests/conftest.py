@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
-FIRST = INTEGRATION_DIR / "test_eval_oracle_and_null.py"
+FIRST = INTEGRATION_DIR / "test_eval_oracle_full_benchmark.py"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

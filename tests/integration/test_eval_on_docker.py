@@ -1,6 +1,6 @@
 """SANDBOX=auto says which backend it took and why; the warm pool runs like a cold start and
 stops cleanly, on both backends. Docker is required: a missing daemon or image fails these
-tests (run `make image`). The oracle's runs on Docker are in test_eval_oracle_and_null.py."""
+tests (run `make image`). The oracle's run on Docker is in test_eval_oracle_on_docker.py."""
 import json
 import signal
 
@@ -9,6 +9,7 @@ import pytest
 from tests.integration.test_eval_resumes import wait_for_results
 
 
+@pytest.mark.docker
 def test_auto_says_which_backend_it_took_and_why(eegbench):
     proc = eegbench("eval", "--model", "oracle", "--set", "fa_alpha_relpower-01", "--run", "auto", "--sandbox", "auto")
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,0 +1,76 @@
+"""`make eval MODEL=oracle JOBS=2` over the whole benchmark on the local backend: every instance
+a solution scoring 100, with its limits and environment in run.json; `eegbench logs`, `show`
+and replay read the run.
+
+The full run is the suite's longest test, so every test that reads it is in this module, which
+`make test` gives whole to one pytest-xdist worker (--dist loadfile) and starts first."""
+import json
+
+import pytest
+
+from tests.integration.conftest import Eval, assert_no_leftover
+
+# The full run takes minutes, longer on a loaded machine than the per-test 900 s.
+pytestmark = pytest.mark.timeout(3600)
+FULL_RUN_TIMEOUT_S = 3000
+
+
+@pytest.fixture(scope="module")
+def oracle_run(tmp_path_factory):
+    """`eegbench eval --model oracle --jobs 2` over every instance on the local backend."""
+    ev = Eval(tmp_path_factory.mktemp("oracle") / "runs")
+    proc = ev("eval", "--model", "oracle", "--jobs", "2", "--run", "oracle", "--sandbox", "local",
+              timeout=FULL_RUN_TIMEOUT_S)
+    assert_no_leftover(ev)
+    return ev, proc
+
+
+def test_eval_oracle_jobs2_every_instance_solution_and_score_100(oracle_run, all_case_ids):
+    ev, proc = oracle_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = ev.results("oracle")
+    assert sorted(r["case_id"] for r in results) == sorted(all_case_ids)
+    assert len(all_case_ids) >= 30
+    bad = [(r["case_id"], r["status"], r["score"], r["error"]) for r in results
+           if r["status"] != "solution" or r["score"] != 100.0]
+    assert not bad
+
+
+def test_eval_records_limits_and_environment_in_run_json(oracle_run):
+    ev, _ = oracle_run
+    run = json.loads((ev.runs_dir / "oracle" / "run.json").read_text())
+    controls = run["config"]["controls"]
+    assert controls["max_rounds"] == 20 and controls["exec_timeout_s"] == 150 and controls["deadline_s"] == 720
+    assert controls["repeat_limit"] == 3 and controls["max_no_action"] == 3 and controls["output_budget_chars"] == 8000
+    assert len(run["instance_set_hash"]) == 64 and run["libraries"]["mne"] != "not installed"
+
+
+def test_logs_lists_every_instance_with_status_and_score(oracle_run, all_case_ids):
+    ev, _ = oracle_run
+    proc = ev("logs", "oracle")
+    assert proc.returncode == 0, proc.stderr
+    for case in all_case_ids:
+        assert case in proc.stdout
+    filtered = ev("logs", "oracle", "--status", "max_rounds")
+    assert all(case not in filtered.stdout for case in all_case_ids)
+
+
+def test_show_prints_code_observation_and_score(oracle_run, all_case_ids):
+    ev, _ = oracle_run
+    case = all_case_ids[0]
+    proc = ev("show", "oracle", case)
+    assert proc.returncode == 0, proc.stderr
+    assert "def run(" in proc.stdout  # the oracle's code
+    assert "EEGBENCH_ORACLE_RESULT" in proc.stdout  # its observation
+    assert "score 100" in proc.stdout
+    missing = ev("show", "oracle", "no-such-case")
+    assert missing.returncode == 2 and "no-such-case" in missing.stderr
+
+
+def test_replay_of_the_oracle_run_scores_the_same(oracle_run):
+    ev, _ = oracle_run
+    proc = ev("eval", "--model", f"replay:{ev.runs_dir / 'oracle'}", "--set", "fa_alpha_relpower", "--run", "replay")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    replayed = {r["case_id"]: (r["status"], r["score"]) for r in ev.results("replay")}
+    original = {r["case_id"]: (r["status"], r["score"]) for r in ev.results("oracle") if r["case_id"] in replayed}
+    assert len(replayed) >= 5 and replayed == original
