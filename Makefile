@@ -48,7 +48,7 @@ eval: data
 
 # Docker is not optional for the tests: the conformance suite runs on both backends.
 test: lint data image
-	$(PY) -m pytest -q -ra --durations=15 -n 2 --dist loadfile
+	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
 
 # The edit loop: unit tests only (no sandbox, no Docker, no root).
 test-fast: data

@@ -125,3 +125,23 @@ def one_case_per_task(all_case_ids) -> list[str]:
     for instance in sorted(catalog.select(catalog.load_all(), []), key=lambda i: i.case_id):
         first.setdefault(instance.task_id, instance.case_id)
     return sorted(first.values())
+
+
+def ground_truth_mismatches(ev: Eval, run: str) -> dict[str, tuple[object, object]]:
+    """"case.key" -> (parsed, ground truth) for every deterministic metric whose parsed value
+    is not exactly its ground truth. The oracle reports what the reference script computed in
+    the kernel; truth generation ran the same script on the host: they must agree to the bit."""
+    from runner.run.store import RunStore
+    from validation import unit_registry
+
+    store = RunStore(ev.runs_dir / run)
+    found = {}
+    for case in store.finished():
+        fields = store.read_score(case).fields
+        for metric in store.saved_instance(case).eval_config.metrics:
+            if not unit_registry.get(metric.type).deterministic or "ground_truth" not in metric.params:
+                continue
+            parsed, truth = fields.get(metric.target_key), metric.params["ground_truth"]
+            if parsed != truth:
+                found[f"{case}.{metric.target_key}"] = (parsed, truth)
+    return found

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.integration.conftest import Eval, assert_no_leftover
+from tests.integration.conftest import Eval, assert_no_leftover, ground_truth_mismatches
 
 # The full run takes minutes, longer on a loaded machine than the per-test 900 s.
 pytestmark = pytest.mark.timeout(3600)
@@ -34,6 +34,7 @@ def test_eval_oracle_jobs2_every_instance_solution_and_score_100(oracle_run, all
     bad = [(r["case_id"], r["status"], r["score"], r["error"]) for r in results
            if r["status"] != "solution" or r["score"] != 100.0]
     assert not bad
+    assert not ground_truth_mismatches(ev, "oracle")  # within tolerance is not enough: to the bit
 
 
 def test_eval_records_limits_and_environment_in_run_json(oracle_run):
