@@ -49,12 +49,23 @@ def _write(path: Path, value: object) -> None:
     path.write_text(f"{value}\n")
 
 
+def group_cpu_shares() -> int:
+    """The CPU weight of the group holding every sandbox: that of one ordinary process per CPU.
+
+    The kernel's fair scheduler weighs a cgroup like a single process of its parent (1024 by
+    default), however many processes it holds: left at the default, all running sandboxes
+    together would get no more CPU than one other process on the machine."""
+    return 1024 * (os.cpu_count() or 1)
+
+
 def create(name: str, limits: Limits) -> dict[str, str]:
     """Create and configure the sandbox's cgroups; OSError when not possible here."""
     made: dict[str, str] = {}
     try:
         for controller, parent in parents().items():
             parent.mkdir(exist_ok=True)
+            if controller == "cpu":
+                _write(parent / "cpu.shares", group_cpu_shares())
             (parent / name).mkdir()
             made[controller] = str(parent / name)
         memory = Path(made["memory"])

@@ -5,6 +5,7 @@ both backends share is tested in test_conformance.py.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -68,6 +69,9 @@ def test_limits_are_set_in_cgroups(box):
     assert Path(box.cgroups["pids"], "pids.max").read_text().strip() == "128"
     assert Path(box.cgroups["cpu"], "cpu.cfs_quota_us").read_text().strip() == "100000"
     assert len(sandbox_pids(box)) == 4  # reaper, outer bwrap, namespace init, kernel
+    # the group of all sandboxes weighs like one process per CPU, not like one process
+    group = Path(box.cgroups["cpu"]).parent / "cpu.shares"
+    assert int(group.read_text()) == 1024 * os.cpu_count() > 1024
 
 
 def test_rlimits_stand_in_when_cgroups_are_not_writable(backend, tmp_path, monkeypatch):
