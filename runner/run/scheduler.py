@@ -321,12 +321,17 @@ def _nothing() -> None:
 
 
 class _signals_raise_interrupt:
-    """SIGTERM behaves like Ctrl-C, so both take the same clean-stop path."""
+    """SIGINT and SIGTERM both take the clean-stop path (KeyboardInterrupt). SIGINT is set
+    explicitly: a run started in the background of a non-interactive shell (`make eval &`,
+    nohup) inherits SIGINT ignored, and Python then installs no Ctrl-C handler of its own."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __enter__(self) -> _signals_raise_interrupt:
-        self._previous: signal.Handlers | None = None
+        self._previous: dict[int, signal.Handlers] = {}
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._raise)  # type: ignore[assignment]
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._raise)  # type: ignore[assignment]
         return self
 
     @staticmethod
@@ -334,5 +339,5 @@ class _signals_raise_interrupt:
         raise KeyboardInterrupt(f"signal {signum}")
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
