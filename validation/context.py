@@ -4,12 +4,17 @@ The deterministic units need nothing but the parsed value. Artifact validation n
 files the model wrote, as the run retained them; semantic validation needs a judge model.
 `ScoringContext` carries both and collects what they observe (path violations, judge
 calls) so the score file records it. Without a judge, judge units stay unscored.
+
+Every LLM call made while scoring (a parse, a verdict) records its cost: the endpoint's
+model, its role, the tokens it reported and the wall time the call took, retries included
+(`CallUsage`, measured by `UsageMeter` around the call's chat function).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel
 
@@ -18,8 +23,83 @@ SANDBOX_WORKSPACE = "/workspace"
 ARTIFACT_DIR = "file_check"
 
 
-class JudgeVerdict(BaseModel):
-    """A judge's answer: score in [0, 1], or None when no usable verdict came back."""
+Role = Literal["parser", "judge", "vlm_judge"]
+USAGE_DECIMALS = 6  # latency rounding, as scoring rounds everything it records
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """One reply of a scoring endpoint and the token counts it reported (None: not reported)."""
+
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached: bool = False  # served from the scoring cache: its tokens were spent when first asked
+
+
+# messages -> reply; a plain str is a reply whose token counts are unknown. Raises on
+# transport failure (the endpoint's client has retried by then).
+Chat = Callable[[list[dict[str, Any]]], str | ChatReply]
+
+
+def as_reply(value: str | ChatReply) -> ChatReply:
+    """A chat function's answer as a ChatReply (a plain text reports no usage)."""
+    return value if isinstance(value, ChatReply) else ChatReply(text=value)
+
+
+class CallUsage(BaseModel):
+    """What one scoring call cost, kept in its parser_calls / judge_calls entry.
+
+    A call is one parse or one verdict: up to two chat requests (a malformed reply is asked
+    for again). Tokens are summed over its requests, None unless every request reported
+    them, and include replies served from the cache (`cached_requests`). `latency_s` is the
+    wall time of the whole call, transport retries and backoff included. `role` None: no
+    LLM was called (a verdict that did not come from a model endpoint)."""
+
+    role: Role | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    requests: int = 0
+    cached_requests: int = 0
+
+
+class UsageMeter:
+    """A chat function that keeps the replies of one call and the time since it was made."""
+
+    def __init__(self, chat: Chat) -> None:
+        self._chat = chat
+        self._replies: list[ChatReply] = []
+        self._started = time.perf_counter()
+
+    def __call__(self, messages: list[dict[str, Any]]) -> str:
+        """The reply text, as the callers' prompt logic needs it."""
+        reply = as_reply(self._chat(messages))
+        self._replies.append(reply)
+        return reply.text
+
+    def usage(self, role: Role) -> CallUsage:
+        """The call's cost so far: its requests' summed tokens and the elapsed wall time."""
+        return CallUsage(
+            role=role,
+            prompt_tokens=_total([r.prompt_tokens for r in self._replies]),
+            completion_tokens=_total([r.completion_tokens for r in self._replies]),
+            latency_s=round(time.perf_counter() - self._started, USAGE_DECIMALS),
+            requests=len(self._replies),
+            cached_requests=sum(r.cached for r in self._replies),
+        )
+
+
+def _total(counts: list[int | None]) -> int | None:
+    """The sum, or None when any count is missing: a partial sum would understate the cost."""
+    if not counts or any(c is None for c in counts):
+        return None
+    return sum(c for c in counts if c is not None)
+
+
+class JudgeVerdict(CallUsage):
+    """A judge's answer: score in [0, 1], or None when no usable verdict came back, and
+    what asking for it cost (CallUsage)."""
 
     score: float | None
     rationale: str = ""

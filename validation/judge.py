@@ -6,21 +6,19 @@ report for target_key `full_text`) and, when the instance has one, the reference
 conclusion. It answers a JSON object {"score": 0..1, "rationale": "..."}. A reply that is
 not such an object is asked for once more; a second bad reply leaves the unit unscored
 (flagged, out of the denominator), as does running without a judge: never a silent 0 or 1.
+Every verdict from a model carries what it cost (CallUsage: role, tokens, wall time).
 """
 from __future__ import annotations
 
 import base64
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from validation.context import JudgeVerdict, ScoringContext
+from validation.context import Chat, JudgeVerdict, Role, ScoringContext, UsageMeter
 from validation.errors import MetricConfigError
 from validation.unit import ScoreFunction, Unit, UnitOutcome, result, unscored
-
-# messages -> reply text; raises on transport failure (the caller's client retries those)
-Chat = Callable[[list[dict[str, Any]]], str]
 
 JUDGE_SYSTEM = (
     "You are the semantic judge of an EEG analysis benchmark. You receive grading "
@@ -55,7 +53,7 @@ def semantic_unit(kind: str) -> ScoreFunction:
     return unit
 
 
-JUDGE_UNITS = tuple(Unit(name=kind, score=semantic_unit(kind), deterministic=False)
+JUDGE_UNITS = tuple(Unit(name=kind, score=semantic_unit(kind), deterministic=False, family="semantic")
                     for kind in ("semantic_consistency", "safety_compliance", "factual_qa_check"))
 
 
@@ -66,6 +64,8 @@ def _text(value: Any) -> str:
 
 class LLMJudge:
     """Text judge over any chat endpoint at temperature 0 in JSON mode."""
+
+    role: Role = "judge"
 
     def __init__(self, chat: Chat, model: str) -> None:
         self.chat = chat
@@ -78,11 +78,13 @@ class LLMJudge:
             user += f"Reference conclusion:\n{_text(reference)}\n\n"
         user += f"Text to grade:\n<<<\n{candidate}\n>>>"
         return ask_for_verdict(self.chat, self.model, [{"role": "system", "content": JUDGE_SYSTEM},
-                                                       {"role": "user", "content": user}])
+                                                       {"role": "user", "content": user}], role=self.role)
 
 
 class LLMImageJudge:
     """VLM judge: the image goes as a data URL in an OpenAI-style image_url part."""
+
+    role: Role = "vlm_judge"
 
     def __init__(self, chat: Chat, model: str) -> None:
         self.chat = chat
@@ -94,11 +96,18 @@ class LLMImageJudge:
         content = [{"type": "text", "text": f"Grading instructions:\n{judge_prompt}"},
                    {"type": "image_url", "image_url": {"url": url}}]
         return ask_for_verdict(self.chat, self.model, [{"role": "system", "content": JUDGE_SYSTEM},
-                                                       {"role": "user", "content": content}])
+                                                       {"role": "user", "content": content}], role=self.role)
 
 
-def ask_for_verdict(chat: Chat, model: str, messages: list[dict[str, Any]]) -> JudgeVerdict:
-    """Two tries at a well-formed verdict; transport errors propagate to the caller."""
+def ask_for_verdict(chat: Chat, model: str, messages: list[dict[str, Any]], *, role: Role = "judge") -> JudgeVerdict:
+    """Two tries at a well-formed verdict, with the cost of both; transport errors propagate
+    to the caller."""
+    meter = UsageMeter(chat)
+    verdict = _two_tries(meter, model, messages)
+    return verdict.model_copy(update=meter.usage(role).model_dump())
+
+
+def _two_tries(chat: UsageMeter, model: str, messages: list[dict[str, Any]]) -> JudgeVerdict:
     reply = chat(messages)
     verdict = read_verdict(reply, model)
     if verdict.score is not None:

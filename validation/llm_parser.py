@@ -4,19 +4,19 @@ It extracts only what the report states (BrainBench's Parser Agent): it never se
 ground truth, never computes or corrects, and answers null for anything not stated. The
 caller makes the call at temperature 0 in JSON mode. A reply that is not a JSON object is
 asked for once more; a second bad reply leaves every requested field null and the call is
-recorded as `unparsed`. Caching is the caller's (runner/scoring/endpoints.py).
+recorded as `unparsed`. Caching is the caller's (runner/scoring/endpoints.py). The call's
+record carries what it cost (CallUsage: role "parser", tokens, wall time with retries).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from validation.context import CallUsage, Chat, UsageMeter
 from validation.parser import MAX_REPORT_CHARS
-
-Chat = Callable[[list[dict[str, Any]]], str]
 
 PARSER_SYSTEM = (
     "You extract answers from an EEG analysis report into JSON. Follow the extraction "
@@ -29,8 +29,8 @@ RETRY_NOTE = "Your reply was not a single JSON object. Reply again with only the
 PROMPT_VERSION = "1"  # bump when PARSER_SYSTEM or the message layout changes: it keys the cache
 
 
-class ParserCall(BaseModel):
-    """One extraction, as recorded in the instance's audit directory."""
+class ParserCall(CallUsage):
+    """One extraction and its cost, as recorded in score.json's parser_calls."""
 
     model: str
     keys: list[str]
@@ -64,6 +64,12 @@ def messages_for(report: str, parser_prompt: str, keys: list[str]) -> list[dict[
 
 def llm_parse(chat: Chat, model: str, report: str, parser_prompt: str, keys: list[str]) -> ParserCall:
     """Ask the endpoint for the keys; transport errors propagate (infrastructure)."""
+    meter = UsageMeter(chat)
+    call = _two_tries(meter, model, report, parser_prompt, keys)
+    return call.model_copy(update=meter.usage("parser").model_dump())
+
+
+def _two_tries(chat: UsageMeter, model: str, report: str, parser_prompt: str, keys: list[str]) -> ParserCall:
     base = dict(model=model, keys=keys, report_sha256=sha256_text(report),
                 prompt_sha256=prompt_hash(parser_prompt, keys))
     messages = messages_for(report, parser_prompt, keys)

@@ -15,7 +15,12 @@ copied into the InstanceScore for the audit.
 The parse itself is the caller's choice (rules, LLM or both): pass its ParsedReport.
 
 A missing or empty report parses to all-null fields, so every scored unit gets 0.
-Everything is rounded to 6 decimals, so the same input always serialises identically.
+Everything is rounded to 6 decimals, so the same input always serialises identically; the
+one exception is the wall time of the LLM calls (`latency_s` in parser_calls, judge_calls
+and `usage`), which is measured, not computed.
+
+Each parser and judge call records its role, model, tokens and wall time; `usage` sums
+them per role ("parser", "judge", "vlm_judge") so a report need not walk the calls.
 """
 from __future__ import annotations
 
@@ -48,6 +53,23 @@ class MetricResult(BaseModel):
     evidence: dict[str, Any] | None = None
 
 
+class RoleUsage(BaseModel):
+    """What one scoring role's calls for an instance cost, summed.
+
+    Tokens are summed over the calls that reported them (`unreported_calls` did not, so a
+    sum is never passed off as complete) and include replies served from the scoring cache
+    (`cached_requests`: their tokens were spent when first asked). `latency_s` is the wall
+    time spent in this scoring's calls, retries included."""
+
+    calls: int = 0
+    requests: int = 0
+    cached_requests: int = 0
+    unreported_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
 class InstanceScore(BaseModel):
     """An instance's score: parsed fields, every metric's verdict and what scoring observed."""
     case_id: str
@@ -62,6 +84,32 @@ class InstanceScore(BaseModel):
     violations: list[str] = Field(default_factory=list)  # unsafe artifact paths
     parser_calls: list[dict[str, Any]] = Field(default_factory=list)
     judge_calls: list[dict[str, Any]] = Field(default_factory=list)
+    # role -> summed cost of its calls; empty for rules-only scoring and for older files
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+
+
+def usage_by_role(calls: list[dict[str, Any]]) -> dict[str, RoleUsage]:
+    """Sum the parser_calls / judge_calls entries per role; entries with no role (no LLM
+    behind them) are not counted."""
+    usage: dict[str, RoleUsage] = {}
+    for call in calls:
+        role = call.get("role")
+        if isinstance(role, str) and role:
+            _add_call(usage.setdefault(role, RoleUsage()), call)
+    return usage
+
+
+def _add_call(total: RoleUsage, call: dict[str, Any]) -> None:
+    prompt, completion = call.get("prompt_tokens"), call.get("completion_tokens")
+    total.calls += 1
+    total.requests += int(call.get("requests") or 0)
+    total.cached_requests += int(call.get("cached_requests") or 0)
+    if prompt is None or completion is None:
+        total.unreported_calls += 1
+    else:
+        total.prompt_tokens += int(prompt)
+        total.completion_tokens += int(completion)
+    total.latency_s = round(total.latency_s + float(call.get("latency_s") or 0.0), DECIMALS)
 
 
 def score_instance(
@@ -95,6 +143,7 @@ def score_instance(
         violations=list(context.violations),
         parser_calls=list(parsed.calls),
         judge_calls=list(context.judge_calls),
+        usage=usage_by_role(parsed.calls + context.judge_calls),
     )
 
 

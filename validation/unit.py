@@ -121,6 +121,9 @@ class Unit:
     # Params a task spec must set to a number and justify in a `<name>_reason` field
     # (numeric_check: its tolerance).
     reasoned_params: tuple[str, ...] = ()
+    # The validation-unit family reports group scores by: BrainBench's six (numeric,
+    # categorical, set, sequence, semantic, artifact) and EEGAgentBench's events.
+    family: str = "other"
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.isidentifier():

@@ -415,18 +415,18 @@ def categorical_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Ch
 
 NUMERIC_CHECK = Unit(
     name="numeric_check", score=ignoring_context(numeric_check), deterministic=True,
-    ground_truth_types=(int, float), chance=spread_chance, reasoned_params=("tolerance",),
+    ground_truth_types=(int, float), chance=spread_chance, reasoned_params=("tolerance",), family="numeric",
 )
 CATEGORICAL_CHECK = Unit(
     name="categorical_check", score=ignoring_context(categorical_check), deterministic=True,
-    ground_truth_types=(str, int), chance=categorical_chance,
+    ground_truth_types=(str, int), chance=categorical_chance, family="categorical",
 )
 SET_MATCH_CHECK = Unit(
     name="set_match_check", score=ignoring_context(set_match_check), deterministic=True,
-    ground_truth_types=(list,), chance=spread_chance,
+    ground_truth_types=(list,), chance=spread_chance, family="set",
 )
 SEQUENCE_MATCH_CHECK = Unit(
     name="sequence_match_check", score=ignoring_context(sequence_match_check), deterministic=True,
-    ground_truth_types=(list,), chance=spread_chance,
+    ground_truth_types=(list,), chance=spread_chance, family="sequence",
 )
 DETERMINISTIC_UNITS = (NUMERIC_CHECK, CATEGORICAL_CHECK, SET_MATCH_CHECK, SEQUENCE_MATCH_CHECK)

@@ -7,8 +7,9 @@ EEGBENCH_API_KEY), `local[:GGUF]` (a llama.cpp server started for the run), `scr
 With no spec, EEGBENCH_<ROLE>_MODEL is read; the parser alone then falls back to the
 evaluated model's own endpoint (BrainBench's default), judges to none.
 
-Every reply is cached on disk by (model, request): a re-score asks nothing twice and
-reproduces the verdicts it had.
+Every reply is cached on disk by (model, request), with the token counts the endpoint
+reported for it: a re-score asks nothing twice, reproduces the verdicts it had and still
+knows what each reply cost.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from runner.models.scripted import load_replies
 from runner.models.spec import ModelSpec
 from runner.paths import Environment
 from runner.settings import ModelSettings
+from validation.context import ChatReply, as_reply
 from validation.errors import UserError
 
 if TYPE_CHECKING:  # the SDK is imported only when an openai endpoint is built
@@ -45,20 +47,27 @@ class Endpoint:
 
     role: str
     model: str  # what the cache and the audit record call it
-    send: Callable[[list[dict[str, Any]]], str]
+    send: Callable[[list[dict[str, Any]]], str | ChatReply]  # a plain str reports no usage
     settings: dict[str, Any] = field(default_factory=dict)  # for run.json; never a key
     cache_dir: Path | None = None
     owner: Model | None = None  # a local server this endpoint started
 
-    def chat(self, messages: list[dict[str, Any]]) -> str:
-        """The reply to these messages: from the cache when asked before, else from the model."""
+    def ask(self, messages: list[dict[str, Any]]) -> ChatReply:
+        """The reply to these messages and its token counts: from the cache when asked
+        before (marked cached), else from the model."""
         path = self._cache_path(messages)
         if path is not None and path.is_file():
-            return str(json.loads(path.read_text())["reply"])
-        reply = self.send(messages)
+            return _cached_reply(json.loads(path.read_text()))
+        reply = as_reply(self.send(messages))
         if path is not None:
-            write_atomic(path, json.dumps({"model": self.model, "reply": reply}) + "\n")
+            write_atomic(path, json.dumps({"model": self.model, "reply": reply.text,
+                                           "prompt_tokens": reply.prompt_tokens,
+                                           "completion_tokens": reply.completion_tokens}) + "\n")
         return reply
+
+    def chat(self, messages: list[dict[str, Any]]) -> str:
+        """The reply text alone (callers that need no usage)."""
+        return self.ask(messages).text
 
     def describe(self) -> dict[str, Any]:
         """What run.json and score.json record about the endpoint (no key)."""
@@ -74,6 +83,16 @@ class Endpoint:
             return None
         key = hashlib.sha256(json.dumps([self.model, messages], sort_keys=True).encode()).hexdigest()
         return self.cache_dir / key[:2] / f"{key}.json"
+
+
+def _cached_reply(entry: dict[str, Any]) -> ChatReply:
+    """A cache entry as a reply; entries written before usage was cached report none."""
+    return ChatReply(text=str(entry["reply"]), prompt_tokens=_count(entry.get("prompt_tokens")),
+                     completion_tokens=_count(entry.get("completion_tokens")), cached=True)
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def resolve(role: str, spec: str | None, *, evaluated: str | None, env: Environment,
@@ -114,8 +133,12 @@ def _local(role: str, gguf: str | None, env: Environment, cache_dir: Path | None
                     cache_dir=cache_dir, owner=model)
 
 
-def _sender(client: OpenAIModel) -> Callable[[list[dict[str, Any]]], str]:
-    return lambda messages: client.complete(messages, response_format=JSON_MODE).text
+def _sender(client: OpenAIModel) -> Callable[[list[dict[str, Any]]], ChatReply]:
+    def send(messages: list[dict[str, Any]]) -> ChatReply:
+        completion = client.complete(messages, response_format=JSON_MODE)
+        return ChatReply(text=completion.text, prompt_tokens=completion.usage.prompt_tokens,
+                         completion_tokens=completion.usage.completion_tokens)
+    return send
 
 
 def _scripted(role: str, path: str, cache_dir: Path | None) -> Endpoint:

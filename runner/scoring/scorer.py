@@ -6,6 +6,7 @@ same path and gives the same numbers.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,11 @@ from runner.paths import Environment
 from runner.scoring.endpoints import Endpoint, resolve
 from runner.scoring.parsing import ParserUnavailable, parse
 from runner.settings import ParserMode, ScoringSettings
-from validation.context import JudgeVerdict, ScoringContext
+from validation.context import USAGE_DECIMALS, JudgeVerdict, ScoringContext
 from validation.errors import UserError
 from validation.instance import Instance
 from validation.judge import LLMImageJudge, LLMJudge
-from validation.scoring import InstanceScore, MetricResult, score_instance
+from validation.scoring import InstanceScore, MetricResult, score_instance, usage_by_role
 
 
 def cache_dir(env: Environment) -> Path:
@@ -43,13 +44,13 @@ class Scorer:
         context = ScoringContext(
             artifacts_dir=artifacts_dir,
             manifest=manifest,
-            judge=_guarded(LLMJudge(self.judge.chat, self.judge.model)) if self.judge else None,
-            image_judge=_guarded(LLMImageJudge(self.vlm.chat, self.vlm.model)) if self.vlm else None,
+            judge=_guarded(LLMJudge(self.judge.ask, self.judge.model)) if self.judge else None,
+            image_judge=_guarded(LLMImageJudge(self.vlm.ask, self.vlm.model)) if self.vlm else None,
         )
         try:
             parsed = parse(self.mode, self.parser, instance, report or "")
         except ParserUnavailable as exc:
-            return unscored_instance(instance, str(exc))
+            return unscored_instance(instance, str(exc), [exc.call] if exc.call else [])
         return score_instance(instance, report, context, parsed)
 
     def describe(self) -> dict[str, Any]:
@@ -95,23 +96,30 @@ def build_scorer(settings: ScoringSettings, *, evaluated: str | None, env: Envir
 
 
 def _guarded(judge: LLMJudge | LLMImageJudge) -> Callable[..., JudgeVerdict]:
-    """A judge whose endpoint fails gives no verdict (unit unscored), not a crash."""
+    """A judge whose endpoint fails gives no verdict (unit unscored), not a crash; the
+    failed call keeps its role and the wall time it took (tokens unknown)."""
     def call(*args: Any) -> JudgeVerdict:
+        started = time.perf_counter()
         try:
             verdict: JudgeVerdict = judge(*args)
         except ModelError as exc:
-            return JudgeVerdict(score=None, model=judge.model, error=f"judge endpoint failed: {exc}")
+            return JudgeVerdict(score=None, model=judge.model, error=f"judge endpoint failed: {exc}", role=judge.role,
+                                latency_s=round(time.perf_counter() - started, USAGE_DECIMALS))
         return verdict
     return call
 
 
-def unscored_instance(instance: Instance, reason: str) -> InstanceScore:
-    """Every metric unscored for one reason (e.g. the parser endpoint was down)."""
+def unscored_instance(instance: Instance, reason: str,
+                      parser_calls: list[dict[str, Any]] | None = None) -> InstanceScore:
+    """Every metric unscored for one reason (e.g. the parser endpoint was down), with the
+    parser calls that failed."""
     metrics = [
         MetricResult(metric_id=m.metric_id, type=m.type, target_key=m.target_key, weight=m.weight,
                      score=None, scored=False, detail=reason)
         for m in instance.eval_config.metrics
     ]
+    calls = list(parser_calls or [])
     return InstanceScore(case_id=instance.case_id, parse_method="unparsed", parse_notes=[reason],
                          metrics=metrics, score=None, unscored_weight=sum(m.weight for m in metrics),
-                         all_scored=False, unscored=[m.metric_id for m in metrics])
+                         all_scored=False, unscored=[m.metric_id for m in metrics],
+                         parser_calls=calls, usage=usage_by_role(calls))

@@ -196,8 +196,10 @@ def test_judge_score_and_record():
     outcome = semantic_unit("semantic_consistency")("alpha peak near 10 Hz", PARAMS, ctx.for_metric("m_sem"))
     assert outcome.scored and outcome.score == 0.7
     assert judge.calls == [(PARAMS["judge_prompt"], "alpha peak near 10 Hz", "alpha peak at 10 Hz")]
+    # a verdict that came from no model endpoint records no role and no cost
     assert ctx.judge_calls == [{"metric_id": "m_sem", "score": 0.7, "rationale": "close enough", "model": "jm",
-                                "raw_reply": None, "error": None}]
+                                "raw_reply": None, "error": None, "role": None, "prompt_tokens": None,
+                                "completion_tokens": None, "latency_s": None, "requests": 0, "cached_requests": 0}]
 
 
 def test_reference_from_gt_value_and_none():

@@ -103,4 +103,4 @@ def _expected_format(spec: ArtifactSpec) -> str | None:
 
 
 FILE_STATUS_CHECK = Unit(name="file_status_check", score=file_status_check, deterministic=False,
-                         ground_truth_types=(dict,))
+                         ground_truth_types=(dict,), family="artifact")

@@ -4,8 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from runner.models.base import Completion
 from runner.paths import Environment, Paths
-from runner.scoring.endpoints import Endpoint, EndpointError, resolve
+from runner.scoring.endpoints import JSON_MODE, Endpoint, EndpointError, _sender, resolve
+from runner.transcript import Usage
+from validation.context import ChatReply
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,7 +36,8 @@ def test_identical_call_is_served_from_disk(tmp_path):
     assert send.calls == 1
     files = list((tmp_path / "cache").rglob("*.json"))
     assert len(files) == 1
-    assert json.loads(files[0].read_text()) == {"model": "openai:m1", "reply": "reply-1"}
+    assert json.loads(files[0].read_text()) == {"model": "openai:m1", "reply": "reply-1",
+                                                "prompt_tokens": None, "completion_tokens": None}
 
 
 def test_different_messages_call_again(tmp_path):
@@ -76,6 +80,50 @@ def test_failed_send_caches_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         Endpoint("parser", "m", send, cache_dir=tmp_path).chat(MSG_A)
     assert list(tmp_path.rglob("*.json")) == []
+
+
+# --- usage ----------------------------------------------------------------------------------
+
+def test_usage_is_cached_with_the_reply_and_marked_cached(tmp_path):
+    sent = []
+
+    def send(messages):
+        sent.append(messages)
+        return ChatReply(text="reply", prompt_tokens=120, completion_tokens=7)
+
+    ep = Endpoint("parser", "openai:m1", send, cache_dir=tmp_path)
+    assert ep.ask(MSG_A) == ChatReply(text="reply", prompt_tokens=120, completion_tokens=7, cached=False)
+    assert ep.ask(MSG_A) == ChatReply(text="reply", prompt_tokens=120, completion_tokens=7, cached=True)
+    assert len(sent) == 1
+    entry = json.loads(next(tmp_path.rglob("*.json")).read_text())
+    assert (entry["prompt_tokens"], entry["completion_tokens"]) == (120, 7)
+
+
+def test_cache_entry_written_before_usage_reports_none(tmp_path):
+    ep = Endpoint("judge", "openai:m1", CountingSend(), cache_dir=tmp_path)
+    ep.chat(MSG_A)
+    path = next(tmp_path.rglob("*.json"))
+    path.write_text(json.dumps({"model": "openai:m1", "reply": "old"}))
+    assert ep.ask(MSG_A) == ChatReply(text="old", cached=True)
+
+
+class FakeClient:
+    """OpenAIModel.complete with known usage; records the extra request options."""
+
+    def __init__(self, usage):
+        self.usage = usage
+        self.extra = []
+
+    def complete(self, messages, tools=None, **extra):
+        self.extra.append(extra)
+        return Completion(text='{"a": 1}', usage=self.usage, latency_s=0.5)
+
+
+def test_openai_sender_passes_the_endpoints_usage_on():
+    client = FakeClient(Usage(prompt_tokens=812, completion_tokens=31))
+    assert _sender(client)(MSG_A) == ChatReply(text='{"a": 1}', prompt_tokens=812, completion_tokens=31)
+    assert client.extra == [{"response_format": JSON_MODE}]
+    assert _sender(FakeClient(Usage()))(MSG_A) == ChatReply(text='{"a": 1}')
 
 
 # --- resolve --------------------------------------------------------------------------------
