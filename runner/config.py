@@ -3,6 +3,9 @@
 The choices of `paradigm`, `sandbox` and `executor` are the registered names
 (runner/paradigms, runner/sandbox, runner/run/executors), checked when a config is built, so
 the command line, run.json and the registries cannot disagree.
+
+`epochs` (how many times each instance runs) is not part of the resume key: rerunning a run
+with more epochs extends it with the missing ones, with fewer runs nothing new.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ class RunConfig(BaseModel):
     paradigm: str = "codeact"
     selection: list[str] = Field(default_factory=list)  # SET=: subsets, tasks or case ids
     jobs: int = Field(1, ge=1)
+    epochs: int = 1  # runs of every instance, in instances/<case_id>@<k>/ from the second on
     sandbox: str = "local"  # auto: docker when usable, else local
     executor: str = "threads"
     warm_pool: bool = False  # start the next instance's sandbox while the current one runs
@@ -52,6 +56,13 @@ class RunConfig(BaseModel):
     @classmethod
     def _run_id(cls, value: str) -> str:
         return check_run_id(value)
+
+    @field_validator("epochs")
+    @classmethod
+    def _epochs(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"epochs must be at least 1 (each instance runs that many times), got {value}")
+        return value
 
     @field_validator("paradigm")
     @classmethod
@@ -78,8 +89,9 @@ class RunConfig(BaseModel):
         return sandbox_limits(self.resources, self.controls)
 
     def resume_key(self) -> dict[str, Any]:
-        """Settings that must match for a rerun to resume this run (how it is executed may change)."""
-        return self.model_dump(mode="json", exclude={"jobs", "warm_pool", "executor"})
+        """Settings that must match for a rerun to resume this run (how it is executed may
+        change, and so may the number of epochs: a rerun with more extends the run)."""
+        return self.model_dump(mode="json", exclude={"jobs", "warm_pool", "executor", "epochs"})
 
 
 def _registered(field: str, value: str, names: tuple[str, ...]) -> str:

@@ -16,6 +16,7 @@ from runner.paradigms import PARADIGMS
 from runner.paths import Environment
 from runner.run.environment import describe
 from runner.run.executors import EXECUTORS
+from runner.run.records import split_key
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
 from runner.sandbox import choose_backend
@@ -36,11 +37,13 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
     check_model_fits(config, instances)
     check_inputs(instances, root)
     check_metrics(instances)
+    check_case_ids(instances)
     store = RunStore(env.paths.runs_dir / config.run_id)
     with run_parts(config, env, root, console) as (parts, environment):
         store.open(config, {**environment, "instance_set_hash": catalog.instance_set_hash(instances),
                             "instances": len(instances)})
-        console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances, jobs {config.jobs}")
+        epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
+        console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
             Scheduler(config, store, parts, console).run(instances)
         except Interrupted as exc:
@@ -123,6 +126,13 @@ def check_inputs(instances: list[Instance], root: Path) -> None:
             f"input recordings missing under {root}: {', '.join(missing[:5])}"
             + (" ..." if len(missing) > 5 else "") + " (run `make data`)"
         )
+
+
+def check_case_ids(instances: list[Instance]) -> None:
+    """No case id reads as another case's later epoch (`x@2`): entry keys name directories."""
+    clashing = [i.case_id for i in instances if split_key(i.case_id) != (i.case_id, 1)]
+    if clashing:
+        raise UserError(f"case ids ending in '@<number>' clash with epoch directories: {', '.join(clashing[:5])}")
 
 
 def check_metrics(instances: list[Instance]) -> None:

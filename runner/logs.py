@@ -10,30 +10,39 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from runner.run.records import ResultRecord, RunSummary, TranscriptRecord
+from runner.run.records import ResultRecord, RunSummary, TranscriptRecord, entry_key, split_key
 from runner.run.store import RunStore
 from runner.sandbox.procfs import same_process
 from runner.transcript import Turn
+from validation.errors import UserError
 from validation.scoring import InstanceScore
 
 
-def filter_records(records: list[ResultRecord], status: str | None, task: str | None) -> list[ResultRecord]:
-    """Records with this status and task (None: any)."""
+def filter_records(records: list[ResultRecord], status: str | None, task: str | None,
+                   epoch: int | None = None) -> list[ResultRecord]:
+    """Records with this status, task and epoch (None: any)."""
     return [
         r for r in records
         if (status is None or r.status == status) and (task is None or r.task_id == task)
+        and (epoch is None or r.epoch == epoch)
     ]
 
 
-def logs_table(store: RunStore, status: str | None = None, task: str | None = None) -> Table:
-    """One row per finished instance: status, score, rounds, tokens, duration, flags, error."""
-    records = filter_records(store.results(), status, task)
-    table = Table(title=f"run {store.run_id}: {len(records)} instances")
-    for column in ("case", "status", "score", "rounds", "tokens in/out", "duration s", "flags", "error"):
+def logs_table(store: RunStore, status: str | None = None, task: str | None = None,
+               epoch: int | None = None) -> Table:
+    """One row per finished instance run: status, score, rounds, tokens, duration, flags,
+    error; with an epoch column when the run has more than one epoch."""
+    results = store.results()
+    epochs = len({r.epoch for r in results}) > 1
+    records = filter_records(results, status, task, epoch)
+    table = Table(title=f"run {store.run_id}: {len(records)} instances" + (f" (epoch {epoch})" if epoch else ""))
+    columns = ("case", "epoch") if epochs else ("case",)
+    for column in (*columns, "status", "score", "rounds", "tokens in/out", "duration s", "flags", "error"):
         table.add_column(column, overflow="fold")
-    for r in sorted(records, key=lambda r: r.case_id):
+    for r in sorted(records, key=lambda r: (r.case_id, r.epoch)):
         table.add_row(
-            r.case_id, _status_text(r.status), "-" if r.score is None else f"{r.score:.1f}",
+            r.case_id, *([str(r.epoch)] if epochs else []), _status_text(r.status),
+            "-" if r.score is None else f"{r.score:.1f}",
             str(r.rounds), f"{r.prompt_tokens}/{r.completion_tokens}", f"{r.duration_s:.1f}",
             _flags(r), (r.error or "")[:80],
         )
@@ -53,25 +62,31 @@ def _flags(record: ResultRecord) -> Text:
 
 
 def summary_table(summary: RunSummary) -> Table:
-    """Instances, mean score and statuses, overall and per subset."""
+    """Instances, mean score and statuses, overall and per subset, then per epoch when the
+    run has more than one (every epoch of an instance counts in "all" and its subset)."""
     table = Table(title="summary")
     table.add_column("group")
     table.add_column("instances", justify="right")
     table.add_column("mean score", justify="right")
     table.add_column("statuses")
-    for name, group in summary.groups.items():
+    rows = [*summary.groups.items(), *((f"epoch {k}", g) for k, g in summary.epochs.items())]
+    for name, group in rows:
         mean = "-" if group.mean_score is None else f"{group.mean_score:.1f}"
         statuses = ", ".join(f"{k} {v}" for k, v in group.statuses.items())
         table.add_row(name, str(group.instances), mean, statuses)
     return table
 
 
-def agentbench_table(store: RunStore) -> Table | None:
-    """The EEGAgentBench metrics table when the run holds scored T-instances, else None."""
+def agentbench_table(store: RunStore, epoch: int = 1) -> Table | None:
+    """The EEGAgentBench metrics table of one epoch (the first by default) when the run holds
+    scored T-instances, else None."""
     from runner.agentbench.run_metrics import metrics_table, run_metrics
 
-    metrics = run_metrics(store)
-    return metrics_table(metrics) if metrics is not None else None
+    metrics = run_metrics(store, epoch)
+    if metrics is None:
+        return None
+    several = any(r.epoch != 1 for r in store.results())
+    return metrics_table(metrics, f"EEGAgentBench metrics, epoch {epoch}" if several else "EEGAgentBench metrics")
 
 
 def show_run(store: RunStore, console: Console) -> None:
@@ -83,22 +98,32 @@ def show_run(store: RunStore, console: Console) -> None:
         console.print(table)
 
 
-def show_case(store: RunStore, case_id: str, console: Console) -> None:
-    """The task, every turn (code, observation, tool calls), events, status, score, artifacts;
-    for an unfinished instance, the turns so far."""
-    transcript = store.read_transcript(case_id)
+def entry_for(case: str, epoch: int | None) -> str:
+    """The entry key `show` reads: CASE (epoch 1), CASE@K, or CASE with --epoch K; UserError
+    when CASE@K and --epoch disagree."""
+    case_id, named = split_key(case)
+    if epoch is not None and named != 1 and named != epoch:
+        raise UserError(f"show {case}: --epoch {epoch} names another epoch than {case!r}")
+    return entry_key(case_id, epoch or named)
+
+
+def show_case(store: RunStore, key: str, console: Console) -> None:
+    """The task, every turn (code, observation, tool calls), events, status, score, artifacts
+    of one entry (a case id, or `<case_id>@<k>` for epoch k); for an unfinished one, the
+    turns so far."""
+    transcript = store.read_transcript(key)
     task = transcript.messages[1]["content"] if len(transcript.messages) > 1 else ""
-    console.print(Panel(Text(str(task)), title=f"{case_id}: task given to the model"))
+    console.print(Panel(Text(str(task)), title=f"{key}: task given to the model"))
     for turn in transcript.turns:
         console.print(_turn_panel(turn))
     for event in transcript.events:
         where = f" (turn {event.turn})" if event.turn is not None else ""
         console.print(Text(f"[{event.kind}{where}] {event.detail}", style="yellow"))
     console.print(_status_line(transcript))
-    score = store.read_score(case_id)
+    score = store.read_score(key)
     if score is not None:
         console.print(_score_table(score))
-    for item in store.read_artifacts(case_id):
+    for item in store.read_artifacts(key):
         console.print(f"artifact {item.path}: {item.sha256 or item.skipped}")
     for violation in score.violations if score is not None else []:
         console.print(f"[red]artifact path violation: {violation}")

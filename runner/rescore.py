@@ -4,19 +4,23 @@
 Neither calls the evaluated model. Re-scoring goes through the same Scorer as the run, so
 with the run's own settings (the default) it reproduces the run's scores exactly; judge
 and parser replies come from the scoring cache when the same request was made before.
-Results go to runs/<run>/scores/<name>.jsonl and instances/<case>/scores/<name>.json; the
-run's own score.json and results.jsonl are never touched.
+Both iterate over the run's entries, one per (case, epoch) of a run made with --epochs.
+Results go to runs/<run>/scores/<name>.jsonl and instances/<key>/scores/<name>.json; the
+run's own score.json and results.jsonl are never touched. Both carry the parser and judges'
+usage per role (tokens, wall time), and scores/<name>.settings.json names the parser mode,
+parser model and judges that produced every row.
 """
 from __future__ import annotations
 
 import json
 import math
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from rich.progress import Progress
 from rich.table import Table
 
 from runner.paths import Environment
+from runner.run.records import split_key
 from runner.run.store import RunStore
 from runner.scoring.endpoints import Endpoint, resolve
 from runner.scoring.scorer import Scorer, build_scorer, cache_dir
@@ -25,23 +29,27 @@ from validation.errors import UserError
 from validation.instance import Instance
 from validation.llm_parser import llm_parse
 from validation.parser import parse_report
+from validation.scoring import RoleUsage
 from validation.units import canonical
 
 
 class Rescored(BaseModel):
-    """One re-scored instance beside its original score."""
+    """One re-scored entry (an instance's epoch) beside its original score."""
 
     case_id: str
+    epoch: int = 1
     bench_subset: str
     original: float | None
     score: float | None
     unscored: list[str]
     violations: int
+    parse_method: str = ""  # how this row's report was parsed (rules: json/lines/none; llm; rules+llm; unparsed)
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)  # the re-score's parser and judge cost, per role
 
 
-def saved_instances(store: RunStore) -> list[Instance]:
-    """The saved instance of every finished, scored instance of the run, by case id."""
-    return [store.saved_instance(case_id) for case_id in sorted(store.finished())]
+def saved_entries(store: RunStore) -> list[tuple[str, Instance]]:
+    """(entry key, saved instance) of every finished entry of the run, by case id then epoch."""
+    return [(key, store.saved_instance(key)) for key in sorted(store.entries(), key=split_key)]
 
 
 def settings_for(store: RunStore, overrides: dict[str, str | None]) -> ScoringSettings:
@@ -56,10 +64,10 @@ def rescore(store: RunStore, settings: ScoringSettings, name: str, env: Environm
     scorer = build_scorer(settings, evaluated=store.config().model, env=env)
     rows: list[Rescored] = []
     try:
-        instances = saved_instances(store)
-        task = progress.add_task(f"score {store.run_id}", total=len(instances)) if progress else None
-        for instance in instances:
-            rows.append(_rescore_one(store, scorer, instance, name))
+        entries = saved_entries(store)
+        task = progress.add_task(f"score {store.run_id}", total=len(entries)) if progress else None
+        for key, instance in entries:
+            rows.append(_rescore_one(store, scorer, key, instance, name))
             if progress is not None and task is not None:
                 progress.advance(task)
         store.write_scores(name, list(rows), scorer.describe())
@@ -68,19 +76,19 @@ def rescore(store: RunStore, settings: ScoringSettings, name: str, env: Environm
     return rows
 
 
-def _rescore_one(store: RunStore, scorer: Scorer, instance: Instance, name: str) -> Rescored:
-    case_id = instance.case_id
-    manifest = [a.as_manifest() for a in store.read_artifacts(case_id)]
-    score = scorer.score(instance, store.read_report(case_id), store.artifacts_dir(case_id), manifest)
-    store.write_case_score(case_id, name, {"settings": scorer.describe(), **score.model_dump(mode="json")})
-    original = store.read_score(case_id)
-    return Rescored(case_id=case_id, bench_subset=instance.meta_info.bench_subset,
+def _rescore_one(store: RunStore, scorer: Scorer, key: str, instance: Instance, name: str) -> Rescored:
+    manifest = [a.as_manifest() for a in store.read_artifacts(key)]
+    score = scorer.score(instance, store.read_report(key), store.artifacts_dir(key), manifest)
+    store.write_case_score(key, name, {"settings": scorer.describe(), **score.model_dump(mode="json")})
+    original = store.read_score(key)
+    return Rescored(case_id=instance.case_id, epoch=split_key(key)[1], bench_subset=instance.meta_info.bench_subset,
                     original=original.score if original is not None else None, score=score.score,
-                    unscored=score.unscored, violations=len(score.violations))
+                    unscored=score.unscored, violations=len(score.violations),
+                    parse_method=score.parse_method, usage=score.usage)
 
 
 def rescore_table(rows: list[Rescored], name: str) -> Table:
-    """Instances, mean before and after, how many changed, per subset."""
+    """Entries (instance epochs), mean before and after, how many changed, per subset."""
     table = Table(title=f"re-score {name}: {len(rows)} instances")
     for column in ("group", "instances", "mean (run)", "mean (re-score)", "changed", "unscored units"):
         table.add_column(column)
@@ -104,6 +112,7 @@ class FieldAgreement(BaseModel):
     """One field both parsers filled, and whether they agree."""
 
     case_id: str
+    epoch: int = 1
     bench_subset: str
     key: str
     rules: object = None
@@ -119,10 +128,10 @@ def audit_parser(store: RunStore, parser_model: str | None, env: Environment,
         raise UserError("audit-parser needs a parser model: --parser-model or EEGBENCH_PARSER_MODEL")
     rows: list[FieldAgreement] = []
     try:
-        instances = saved_instances(store)
-        task = progress.add_task(f"audit {store.run_id}", total=len(instances)) if progress else None
-        for instance in instances:
-            rows += _agreement(instance, store.read_report(instance.case_id), endpoint)
+        entries = saved_entries(store)
+        task = progress.add_task(f"audit {store.run_id}", total=len(entries)) if progress else None
+        for key, instance in entries:
+            rows += _agreement(instance, split_key(key)[1], store.read_report(key), endpoint)
             if progress is not None and task is not None:
                 progress.advance(task)
     finally:
@@ -132,13 +141,13 @@ def audit_parser(store: RunStore, parser_model: str | None, env: Environment,
     return rows
 
 
-def _agreement(instance: Instance, report: str, endpoint: Endpoint) -> list[FieldAgreement]:
+def _agreement(instance: Instance, epoch: int, report: str, endpoint: Endpoint) -> list[FieldAgreement]:
     keys = instance.eval_config.target_keys()
     if not report.strip() or not keys:
         return []
     rules = parse_report(report, keys).fields
     llm = llm_parse(endpoint.chat, endpoint.model, report, instance.eval_config.parser_prompt, keys).fields
-    return [FieldAgreement(case_id=instance.case_id, bench_subset=instance.meta_info.bench_subset,
+    return [FieldAgreement(case_id=instance.case_id, epoch=epoch, bench_subset=instance.meta_info.bench_subset,
                            key=k, rules=rules[k], llm=llm[k], agree=same_value(rules[k], llm[k]))
             for k in keys if rules.get(k) is not None and llm.get(k) is not None]
 

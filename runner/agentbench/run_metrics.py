@@ -5,6 +5,10 @@ The answers are what scoring parsed (each instance's score); the metric params (
 label set, duration, subject, epochs) come from the instance as the run saved and scored it.
 Instances that ended in an infrastructure error were never scored and are left out (they are
 not model failures); every scored instance counts, an unparseable answer as wrong.
+
+A run made with --epochs holds each instance several times; the metrics are computed over one
+epoch at a time (epoch 1 unless asked otherwise), never over a mix of epochs, so every
+instance counts once, as in the paper.
 """
 from __future__ import annotations
 
@@ -24,16 +28,16 @@ ROWS = (
 )
 
 
-def answer_records(store: RunStore) -> list[AnswerRecord]:
-    """One record per scored EEGAgentBench instance of the run, from its saved instance."""
+def answer_records(store: RunStore, epoch: int = 1) -> list[AnswerRecord]:
+    """One record per scored EEGAgentBench instance of the run in `epoch`, from its saved instance."""
     records = []
-    for result in store.results():
-        if result.bench_subset != AGENTBENCH_SUBSET:
+    for result in store.finished().values():
+        if result.bench_subset != AGENTBENCH_SUBSET or result.epoch != epoch:
             continue
-        score = store.read_score(result.case_id)
+        score = store.read_score(result.key)
         if score is None:
             continue
-        instance = store.saved_instance(result.case_id)
+        instance = store.saved_instance(result.key)
         metric = next((m for m in instance.eval_config.metrics if m.type in AGENTBENCH_TYPES), None)
         if metric is None or not is_agentbench(metric.params):
             continue
@@ -42,16 +46,17 @@ def answer_records(store: RunStore) -> list[AnswerRecord]:
     return records
 
 
-def run_metrics(store: RunStore) -> AgentBenchMetrics | None:
-    """The run-level EEGAgentBench metrics, or None when the run holds no T-instance."""
-    records = answer_records(store)
+def run_metrics(store: RunStore, epoch: int = 1) -> AgentBenchMetrics | None:
+    """The run-level EEGAgentBench metrics of one epoch (the first by default), or None when
+    the run holds no T-instance in that epoch."""
+    records = answer_records(store, epoch)
     return aggregate(records) if records else None
 
 
-def metrics_table(metrics: AgentBenchMetrics) -> Table:
+def metrics_table(metrics: AgentBenchMetrics, title: str = "EEGAgentBench metrics") -> Table:
     """Per family: instances, unparseable answers, the primary and secondary metrics."""
     families = list(metrics.families)
-    table = Table(title="EEGAgentBench metrics")
+    table = Table(title=title)
     table.add_column("metric")
     for name in families:
         table.add_column(name, justify="right")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runner.transcript import InfraEvent, InstanceStatus, Turn
 from validation.errors import UserError
+from validation.instance import Instance
 
 FORMAT_VERSION = 2
 
@@ -46,6 +47,7 @@ class TranscriptRecord(BaseModel):
     """instances/<case>/transcript.json: everything the model and the controller did."""
 
     case_id: str
+    epoch: int = 1  # absent before --epochs existed
     status: InstanceStatus | None = None  # None: not finished (running, or its run was stopped)
     error: str | None = None
     messages: list[dict[str, Any]] = Field(default_factory=list)
@@ -71,10 +73,67 @@ class ArtifactEntry(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
+EPOCH_MARK = "@"  # instances/<case_id>@<epoch>/ holds epoch 2 and later; epoch 1 keeps <case_id>/
+
+
+def entry_key(case_id: str, epoch: int = 1) -> str:
+    """The name of one run of one instance: the case id for epoch 1 (so a run made before
+    epochs existed reads unchanged), `<case_id>@<epoch>` for later epochs."""
+    if epoch < 1:
+        raise ValueError(f"{case_id}: epoch must be >= 1, got {epoch}")
+    return case_id if epoch == 1 else f"{case_id}{EPOCH_MARK}{epoch}"
+
+
+def split_key(key: str) -> tuple[str, int]:
+    """The case id and epoch an entry key names (inverse of entry_key)."""
+    case_id, mark, epoch = key.rpartition(EPOCH_MARK)
+    if mark and epoch.isdigit() and int(epoch) >= 2:
+        return case_id, int(epoch)
+    return key, 1
+
+
+class EpochInstance(Instance):
+    """One epoch of one instance: the unit of work of a run. It is an Instance, so executors
+    and `Model.session` take it unchanged, and it says which epoch runs (models that reply
+    per epoch read it with `epoch_of`). What is saved and scored is `as_instance()`."""
+
+    epoch: int = Field(1, ge=1)
+
+    @classmethod
+    def of(cls, instance: Instance, epoch: int) -> EpochInstance:
+        """`instance` at `epoch` (its parts are shared, not copied)."""
+        return cls(**dict(instance), epoch=epoch)
+
+    @property
+    def key(self) -> str:
+        """The entry key of this epoch: instances/<key>/ holds its record."""
+        return entry_key(self.case_id, self.epoch)
+
+    def as_instance(self) -> Instance:
+        """The plain instance, without the epoch (instance.json stays as the catalog's)."""
+        return Instance(**{name: value for name, value in self if name != "epoch"})
+
+
+def epoch_of(instance: Instance) -> int:
+    """Which epoch a unit of work runs (a plain Instance is epoch 1)."""
+    return instance.epoch if isinstance(instance, EpochInstance) else 1
+
+
+def key_of(instance: Instance) -> str:
+    """The entry key of a unit of work (a plain Instance: its case id)."""
+    return entry_key(instance.case_id, epoch_of(instance))
+
+
+def plain_instance(instance: Instance) -> Instance:
+    """A unit of work as the instance it runs (what is saved and scored)."""
+    return instance.as_instance() if isinstance(instance, EpochInstance) else instance
+
+
 class ResultRecord(BaseModel):
-    """One line of results.jsonl: a finished instance."""
+    """One line of results.jsonl: a finished run of one instance (one epoch)."""
 
     case_id: str
+    epoch: int = 1  # absent before --epochs existed
     task_id: str
     bench_subset: str
     difficulty: str | None = None
@@ -87,6 +146,11 @@ class ResultRecord(BaseModel):
     error: str | None = None
     unscored: list[str] = Field(default_factory=list)  # metric ids left out of the score
     violations: int = 0  # unsafe artifact paths the scorer refused
+
+    @property
+    def key(self) -> str:
+        """The entry key: which instances/<key>/ directory holds this result's record."""
+        return entry_key(self.case_id, self.epoch)
 
 
 class GroupSummary(BaseModel):
@@ -110,3 +174,4 @@ class RunSummary(BaseModel):
     groups: dict[str, GroupSummary]  # "all", then one per subset
     with_unscored_units: int
     violations: int
+    epochs: dict[int, GroupSummary] = Field(default_factory=dict)  # by epoch, when the run has more than one

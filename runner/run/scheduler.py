@@ -1,5 +1,12 @@
 """Running a set of instances: resume, progress, warm sandboxes, and a clean stop.
 
+The unit of work is one epoch of one instance (records.EpochInstance, an Instance, so every
+executor carries it unchanged), named by its entry key: `<case_id>` for epoch 1,
+`<case_id>@<k>` after. Epoch 1 of every instance runs first, then epoch 2, ..., so a stopped
+run holds whole epochs; resume runs the missing (case, epoch) pairs. Sandboxes, scratch
+directories, the warm pool and the controller log are per entry key: two epochs of one case
+never share a workspace.
+
 The scheduler is the one place that starts and tears down each instance's sandbox and model
 session, so a Ctrl-C, a SIGTERM or a crash of one instance never leaves a kernel behind or a
 half-written result. Where the instances run is the executor's business
@@ -29,7 +36,7 @@ from runner.models.base import Model
 from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome
 from runner.run.executors.base import Attempt, Executor
-from runner.run.records import ResultRecord, TranscriptRecord
+from runner.run.records import EpochInstance, ResultRecord, TranscriptRecord, epoch_of, key_of, plain_instance
 from runner.run.store import RunStore
 from runner.run.warm_pool import WarmPool
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
@@ -87,26 +94,29 @@ class Scheduler:
         self.parts = parts
         self.console = console or Console(stderr=True)
         self.stop = threading.Event()
-        self._active: dict[str, Sandbox] = {}
+        self._active: dict[str, Sandbox] = {}  # by entry key
         self._lock = threading.Lock()
         # --warm-pool: the next instances' sandboxes start while the current ones run.
         warm = config.warm_pool and parts.paradigm.needs_sandbox
         self.pool = WarmPool(parts.backend.start, config.jobs) if warm else None
-        self._prefetched: set[str] = set()
-        self.sandbox_waits: dict[str, float] = {}  # case id -> seconds its run waited for a sandbox
+        self._prefetched: set[str] = set()  # entry keys
+        self.sandbox_waits: dict[str, float] = {}  # entry key -> seconds its run waited for a sandbox
         self._tally = Tally(total=0)
         self._refresh: Callable[[], None] = _nothing
 
     # -- the run --------------------------------------------------------------------------
 
     def run(self, instances: list[Instance]) -> list[ResultRecord]:
-        """Run what is not finished yet; write summary.json however the run ends."""
+        """Run every epoch of every instance not finished yet; write summary.json however the
+        run ends."""
         finished = self.store.finished()
-        pending = [i for i in instances if i.case_id not in finished]
+        units = work_units(instances, self.config.epochs)
+        pending = [u for u in units if u.key not in finished]
+        done = [finished[u.key] for u in units if u.key in finished]
         if finished:
-            self.console.print(f"resuming {self.store.run_id}: {len(finished)} finished, {len(pending)} to run")
-        self._tally = Tally(total=len(instances), done=len(instances) - len(pending),
-                            scores=[r.score for r in finished.values() if r.score is not None])
+            self.console.print(f"resuming {self.store.run_id}: {len(done)} finished, {len(pending)} to run")
+        self._say_later_epochs(finished)
+        self._tally = Tally(total=len(units), done=len(done), scores=[r.score for r in done if r.score is not None])
         try:
             with _signals_raise_interrupt():
                 self._run_pending(pending)
@@ -114,7 +124,14 @@ class Scheduler:
             self.store.write_summary()
         return self.store.results()
 
-    def _run_pending(self, pending: list[Instance]) -> None:
+    def _say_later_epochs(self, finished: dict[str, ResultRecord]) -> None:
+        """A rerun with fewer epochs than the run holds runs none of the later ones: say so."""
+        later = max((r.epoch for r in finished.values()), default=1)
+        if later > self.config.epochs:
+            self.console.print(f"run {self.store.run_id} holds epochs up to {later}; --epochs {self.config.epochs} "
+                               "runs no new epoch (the later ones are kept)")
+
+    def _run_pending(self, pending: list[EpochInstance]) -> None:
         progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
             TimeElapsedColumn(), TextColumn("{task.fields[status]}"),
@@ -126,10 +143,11 @@ class Scheduler:
                 bar: TaskID = progress.add_task(self.store.run_id, total=tally.total, completed=tally.done,
                                                 status=tally.line())
                 self._refresh = partial(_update, progress, bar, tally)
-                self.parts.executor.run(pending, self.config.jobs, self, self.stop)
+                self.parts.executor.run(list(pending), self.config.jobs, self, self.stop)
         except KeyboardInterrupt as exc:
             self._close_active()  # sandboxes a worker took from the pool meanwhile
-            raise Interrupted(f"stopped: {tally.done} of {tally.total} instances finished and kept") from exc
+            what = "instances" if self.config.epochs == 1 else "instance epochs"
+            raise Interrupted(f"stopped: {tally.done} of {tally.total} {what} finished and kept") from exc
         finally:
             self._close_pool()
 
@@ -162,113 +180,121 @@ class Scheduler:
     # -- one instance ---------------------------------------------------------------------
 
     def work(self, instance: Instance) -> Attempt | None:
-        """Sandbox, session, the paradigm's loop, teardown and retained artifacts."""
-        case_id = instance.case_id
+        """Sandbox, session, the paradigm's loop, teardown and retained artifacts of one
+        epoch of one instance (an EpochInstance; a plain Instance is its epoch 1)."""
+        key = key_of(instance)
         started, began = time.time(), time.monotonic()
-        self.store.begin_instance(case_id, self.parts.paradigm.name)
+        self.store.begin_instance(key, self.parts.paradigm.name)
         events: list[InfraEvent] = []
 
         def on_event(event: InfraEvent) -> None:
             events.append(event)
-            self.store.append_event(case_id, event)
-            log.warning("%s: %s: %s", case_id, event.kind, event.detail)
+            self.store.append_event(key, event)
+            log.warning("%s: %s: %s", key, event.kind, event.detail)
 
         with self._lock:
-            warm = case_id in self._prefetched
-            self._prefetched.discard(case_id)
-        workspace = self._scratch_path(case_id) if warm else self._scratch(case_id)
-        with instance_log(self.store.log_path(case_id), case_id):
-            log.info("%s: started (%s, %s)", case_id, self.parts.paradigm.name, self.parts.backend.name)
+            warm = key in self._prefetched
+            self._prefetched.discard(key)
+        workspace = self._scratch_path(key) if warm else self._scratch(key)
+        with instance_log(self.store.log_path(key), key):
+            log.info("%s: started (%s, %s)", key, self.parts.paradigm.name, self.parts.backend.name)
             try:
                 outcome = self._attempt(instance, workspace, on_event)
-                artifacts = self.store.retain_artifacts(case_id, workspace)
+                artifacts = self.store.retain_artifacts(key, workspace)
             finally:
                 shutil.rmtree(workspace, ignore_errors=True)
-            log.info("%s: %s after %d turn(s)", case_id, outcome.status, len(outcome.turns))
+            log.info("%s: %s after %d turn(s)", key, outcome.status, len(outcome.turns))
         if self.stop.is_set():
             return None  # interrupted mid-instance: record nothing, it reruns on resume
         return Attempt(instance, outcome, artifacts, time.monotonic() - began, events, started)
 
     def finish(self, attempt: Attempt) -> ResultRecord:
         """Score the attempt, write its audit record, then append its results line."""
-        instance, outcome = attempt.instance, attempt.outcome
+        key, epoch, outcome = key_of(attempt.instance), epoch_of(attempt.instance), attempt.outcome
+        instance = plain_instance(attempt.instance)
         score = self._score(attempt) if outcome.status != "infra_error" else None
         transcript = TranscriptRecord(
-            case_id=instance.case_id, status=outcome.status, error=outcome.error, messages=outcome.messages,
-            turns=outcome.turns, events=attempt.events, paradigm=self.parts.paradigm.name,
+            case_id=instance.case_id, epoch=epoch, status=outcome.status, error=outcome.error,
+            messages=outcome.messages, turns=outcome.turns, events=attempt.events, paradigm=self.parts.paradigm.name,
             started_at=attempt.started_at, controller_pid=os.getpid(), controller_start=start_time(os.getpid()),
         )
-        self.store.write_instance(instance, transcript, outcome.report, attempt.artifacts, score)
-        record = _result_record(instance, outcome, score, attempt.duration_s)
+        self.store.write_instance(key, instance, transcript, outcome.report, attempt.artifacts, score)
+        record = _result_record(instance, epoch, outcome, score, attempt.duration_s)
         self.store.append_result(record)
         return record
 
     def _score(self, attempt: Attempt) -> InstanceScore:
         manifest = [a.as_manifest() for a in attempt.artifacts]
-        artifacts_dir = self.store.artifacts_dir(attempt.instance.case_id)
-        return self.parts.scorer.score(attempt.instance, attempt.outcome.report, artifacts_dir, manifest)
+        artifacts_dir = self.store.artifacts_dir(key_of(attempt.instance))
+        instance = plain_instance(attempt.instance)
+        return self.parts.scorer.score(instance, attempt.outcome.report, artifacts_dir, manifest)
 
-    def _attempt(self, instance: Instance, workspace: Path,
+    def _attempt(self, unit: Instance, workspace: Path,
                  on_event: Callable[[InfraEvent], None]) -> InstanceOutcome:
-        paradigm = self.parts.paradigm
-        episode = Episode(instance=instance, session=self.parts.model.session(instance), controls=self.config.controls,
-                          data_root=self.parts.data_root, should_stop=self.stop.is_set,
-                          on_turn=lambda turn: self.store.append_turn(instance.case_id, turn),
+        key, paradigm = key_of(unit), self.parts.paradigm
+        # The model sees the unit (it may reply per epoch); the paradigm, the plain instance.
+        episode = Episode(instance=plain_instance(unit), session=self.parts.model.session(unit),
+                          controls=self.config.controls, data_root=self.parts.data_root,
+                          should_stop=self.stop.is_set, on_turn=lambda turn: self.store.append_turn(key, turn),
                           on_event=on_event)
         if not paradigm.needs_sandbox:
             return paradigm.run(episode)
         try:
-            sandbox = self._sandbox(instance, workspace)
+            sandbox = self._sandbox(unit, workspace)
         except SandboxError as exc:
             episode.on_event(InfraEvent(kind="sandbox_failure", detail=f"start failed: {exc}"))
             return InstanceOutcome("infra_error", None, [], [], f"sandbox start failed: {exc}")
         with self._lock:
-            self._active[instance.case_id] = sandbox
+            self._active[key] = sandbox
         if self.stop.is_set():  # stopped while it started: the teardown may have run already
             sandbox.close()
         try:
             return paradigm.run(replace(episode, sandbox=sandbox))
         finally:
             with self._lock:
-                self._active.pop(instance.case_id, None)
+                self._active.pop(key, None)
             sandbox.close()
 
-    def _spec(self, instance: Instance, workspace: Path) -> SandboxSpec:
+    def _spec(self, unit: Instance, workspace: Path) -> SandboxSpec:
+        # The spec's case id is the entry key: the warm pool holds sandboxes by it, and
+        # backends label sandboxes with it.
         return SandboxSpec(
             run_id=self.store.run_id,
-            case_id=instance.case_id,
+            case_id=key_of(unit),
             data_root=self.parts.data_root,
-            inputs=tuple(instance.agent_input.input_paths()),
+            inputs=tuple(unit.agent_input.input_paths()),
             workspace=workspace,
             limits=self.config.sandbox_limits(),
             libraries=self.parts.paradigm.libraries,
         )
 
-    def _prefetch(self, instance: Instance) -> None:
+    def _prefetch(self, unit: Instance) -> None:
+        key = key_of(unit)
         with self._lock:
-            if instance.case_id in self._prefetched or self.stop.is_set() or self.pool is None:
+            if key in self._prefetched or self.stop.is_set() or self.pool is None:
                 return
-            self._prefetched.add(instance.case_id)
-        self.pool.prefetch(self._spec(instance, self._scratch(instance.case_id)))
+            self._prefetched.add(key)
+        self.pool.prefetch(self._spec(unit, self._scratch(key)))
 
-    def _sandbox(self, instance: Instance, workspace: Path) -> Sandbox:
-        """The instance's sandbox: the warm one if prefetched, else started now."""
-        began = time.monotonic()
+    def _sandbox(self, unit: Instance, workspace: Path) -> Sandbox:
+        """The entry's sandbox: the warm one if prefetched, else started now."""
+        key, began = key_of(unit), time.monotonic()
         sandbox = None
         if self.pool is not None:
-            sandbox, _ = self.pool.take(instance.case_id)
+            sandbox, _ = self.pool.take(key)
         if sandbox is None:
-            sandbox = self.parts.backend.start(self._spec(instance, workspace))
-        self.sandbox_waits[instance.case_id] = time.monotonic() - began
-        log.info("%s: sandbox ready after %.2f s", instance.case_id, self.sandbox_waits[instance.case_id])
+            sandbox = self.parts.backend.start(self._spec(unit, workspace))
+        self.sandbox_waits[key] = time.monotonic() - began
+        log.info("%s: sandbox ready after %.2f s", key, self.sandbox_waits[key])
         return sandbox
 
-    def _scratch_path(self, case_id: str) -> Path:
-        # The pid keeps two controllers that reuse a run name from sharing a workspace.
-        return SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}" / case_id
+    def _scratch_path(self, key: str) -> Path:
+        # The pid keeps two controllers that reuse a run name from sharing a workspace; the
+        # entry key keeps two epochs of one case from sharing one.
+        return SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}" / key
 
-    def _scratch(self, case_id: str) -> Path:
-        path = self._scratch_path(case_id)
+    def _scratch(self, key: str) -> Path:
+        path = self._scratch_path(key)
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
         return path
@@ -280,8 +306,8 @@ class Scheduler:
         self.pool.close()
         with self._lock:
             unused, self._prefetched = set(self._prefetched), set()
-        for case_id in unused:
-            shutil.rmtree(self._scratch_path(case_id), ignore_errors=True)
+        for key in unused:
+            shutil.rmtree(self._scratch_path(key), ignore_errors=True)
 
     def _close_active(self) -> None:
         with self._lock:
@@ -293,10 +319,16 @@ class Scheduler:
                 log.error("sandbox teardown of %s failed: %s", box.spec.case_id, exc)
 
 
-def _result_record(instance: Instance, outcome: InstanceOutcome, score: InstanceScore | None,
+def work_units(instances: list[Instance], epochs: int) -> list[EpochInstance]:
+    """Every epoch of every instance, epoch-major: all of epoch 1 first, then epoch 2, ..."""
+    return [EpochInstance.of(instance, epoch) for epoch in range(1, epochs + 1) for instance in instances]
+
+
+def _result_record(instance: Instance, epoch: int, outcome: InstanceOutcome, score: InstanceScore | None,
                    duration_s: float) -> ResultRecord:
     return ResultRecord(
         case_id=instance.case_id,
+        epoch=epoch,
         task_id=instance.task_id,
         bench_subset=instance.meta_info.bench_subset,
         difficulty=instance.meta_info.difficulty,

@@ -2,12 +2,15 @@
 
 runs/<run_id>/
   run.json                 format version, settings, versions, instance-set hash
-  results.jsonl            one line per finished instance, appended atomically
+  results.jsonl            one line per finished entry (instance and epoch), appended atomically
   summary.json             counts and means per subset (rewritten when a run stops)
-  instances/<case_id>/     instance.json (as scored), transcript.json, turns.jsonl (while it
+  instances/<key>/         instance.json (as scored), transcript.json, turns.jsonl (while it
                            runs), report.md, score.json, artifacts/ + artifacts.json,
                            controller.log, scores/<name>.json (re-scores)
   scores/<name>.jsonl      re-scores; audit-parser.json
+
+Every per-instance method takes an entry key (records.entry_key): the case id for epoch 1,
+`<case_id>@<k>` for epoch k >= 2, so a run made before epochs existed reads unchanged.
 
 An instance's directory is complete before its results line is appended, so a line in
 results.jsonl always points at a full audit record; a crash leaves at most an unfinished
@@ -37,6 +40,7 @@ from runner.run.records import (
     RunSummary,
     TranscriptRecord,
     check_format,
+    split_key,
 )
 from runner.run.summary import summarize
 from runner.sandbox.procfs import start_time
@@ -58,7 +62,7 @@ class RunConflict(UserError, ValueError):
 
 
 class MissingRecord(UserError, FileNotFoundError):
-    """A run or an instance record that is not there; the message names run, case and file."""
+    """A run or an instance record that is not there; the message names run, entry and file."""
 
 
 class RunStore:
@@ -96,6 +100,7 @@ class RunStore:
         """Create the run, or check a rerun matches it. Returns True when resuming."""
         if self.exists():
             self._check_same(config)
+            self._record_epochs(config.epochs)
             self._compact_results()
             return True
         (self.root / "instances").mkdir(parents=True, exist_ok=True)
@@ -113,6 +118,16 @@ class RunStore:
                 "choose another RUN= or rerun with the recorded settings"
             )
 
+    def _record_epochs(self, epochs: int) -> None:
+        """A rerun with more epochs extends the run: run.json's config then says how many it
+        has (never fewer: a rerun with fewer epochs keeps the later ones)."""
+        path = self.root / RUN_JSON
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if epochs <= int(data["config"].get("epochs", 1)):
+            return
+        data["config"]["epochs"] = epochs
+        write_json(path, data)
+
     # -- results.jsonl ---------------------------------------------------------------------
 
     def results(self) -> list[ResultRecord]:
@@ -129,15 +144,32 @@ class RunStore:
         return records
 
     def finished(self) -> dict[str, ResultRecord]:
-        """Finished instances by case id (an infra_error is not finished: it is retried)."""
-        return {r.case_id: r for r in self.results() if r.status != "infra_error"}
-
-    def _compact_results(self) -> None:
-        """On resume: keep one scored line per case; drop infra errors (retried) and torn lines."""
+        """Finished entries by entry key, the first line of each (an infra_error is not
+        finished: it is retried)."""
         kept: dict[str, ResultRecord] = {}
         for record in self.results():
             if record.status != "infra_error":
-                kept.setdefault(record.case_id, record)
+                kept.setdefault(record.key, record)
+        return kept
+
+    def latest_results(self) -> list[ResultRecord]:
+        """One results line per entry key, the last one written (a retried infra_error is
+        superseded by its retry), in the order of those last lines: what readers report."""
+        by_key: dict[str, ResultRecord] = {}
+        for record in self.results():
+            by_key.pop(record.key, None)
+            by_key[record.key] = record
+        return list(by_key.values())
+
+    def entries(self) -> list[str]:
+        """The entry keys of the finished entries, in results order (epoch 1 of a case is its
+        case id, epoch k >= 2 `<case_id>@<k>`)."""
+        return list(self.finished())
+
+    def _compact_results(self) -> None:
+        """On resume: keep one line per (case, epoch), the first; drop infra errors (retried)
+        and torn lines."""
+        kept = self.finished()
         text = "".join(r.model_dump_json() + "\n" for r in kept.values())
         write_atomic(self.root / RESULTS, text)
 
@@ -174,51 +206,54 @@ class RunStore:
 
     # -- one instance: writing ----------------------------------------------------------------
 
-    def instance_dir(self, case_id: str) -> Path:
-        """instances/<case_id>/ (the case id is checked: it names a directory)."""
-        if not case_id or "/" in case_id or case_id in (".", ".."):
-            raise UserError(f"run {self.run_id}: {case_id!r} is not a case id")
-        return self.root / "instances" / case_id
+    def instance_dir(self, key: str) -> Path:
+        """instances/<key>/ for an entry key (checked: it names a directory)."""
+        if not key or "/" in key or key in (".", ".."):
+            raise UserError(f"run {self.run_id}: {key!r} is not a case id")
+        return self.root / "instances" / key
 
-    def artifacts_dir(self, case_id: str) -> Path:
-        """Where the instance's retained artifacts are."""
-        return self.instance_dir(case_id) / "artifacts"
+    def artifacts_dir(self, key: str) -> Path:
+        """Where the entry's retained artifacts are."""
+        return self.instance_dir(key) / "artifacts"
 
-    def log_path(self, case_id: str) -> Path:
-        """The instance's controller log."""
-        return self.instance_dir(case_id) / CONTROLLER_LOG
+    def log_path(self, key: str) -> Path:
+        """The entry's controller log."""
+        return self.instance_dir(key) / CONTROLLER_LOG
 
-    def begin_instance(self, case_id: str, paradigm: str) -> None:
+    def begin_instance(self, key: str, paradigm: str) -> None:
         """A fresh directory holding an unfinished transcript (no status), so a running or
-        killed instance can be inspected; turns then stream into turns.jsonl."""
-        path = self.instance_dir(case_id)
+        killed entry can be inspected; turns then stream into turns.jsonl."""
+        path = self.instance_dir(key)
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
-        header = TranscriptRecord(case_id=case_id, paradigm=paradigm, started_at=time.time(),
+        case_id, epoch = split_key(key)
+        header = TranscriptRecord(case_id=case_id, epoch=epoch, paradigm=paradigm, started_at=time.time(),
                                   controller_pid=os.getpid(), controller_start=start_time(os.getpid()))
         write_atomic(path / TRANSCRIPT, header.model_dump_json(indent=2) + "\n")
 
-    def append_turn(self, case_id: str, turn: Turn) -> None:
-        """Stream one turn of a running instance to disk."""
-        self._append_stream(case_id, {"turn": turn.model_dump(mode="json")})
+    def append_turn(self, key: str, turn: Turn) -> None:
+        """Stream one turn of a running entry to disk."""
+        self._append_stream(key, {"turn": turn.model_dump(mode="json")})
 
-    def append_event(self, case_id: str, event: InfraEvent) -> None:
-        """Stream one infrastructure event of a running instance to disk."""
-        self._append_stream(case_id, {"event": event.model_dump(mode="json")})
+    def append_event(self, key: str, event: InfraEvent) -> None:
+        """Stream one infrastructure event of a running entry to disk."""
+        self._append_stream(key, {"event": event.model_dump(mode="json")})
 
-    def _append_stream(self, case_id: str, entry: dict[str, Any]) -> None:
-        with open(self.instance_dir(case_id) / TURNS, "a", encoding="utf-8") as stream:
+    def _append_stream(self, key: str, entry: dict[str, Any]) -> None:
+        with open(self.instance_dir(key) / TURNS, "a", encoding="utf-8") as stream:
             stream.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
-    def retain_artifacts(self, case_id: str, workspace: Path) -> list[ArtifactEntry]:
-        """Copy the workspace's file_check/ into the instance's artifacts/ (see run.artifacts)."""
-        return retain_artifacts(workspace, self.artifacts_dir(case_id))
+    def retain_artifacts(self, key: str, workspace: Path) -> list[ArtifactEntry]:
+        """Copy the workspace's file_check/ into the entry's artifacts/ (see run.artifacts)."""
+        return retain_artifacts(workspace, self.artifacts_dir(key))
 
-    def write_instance(self, instance: Instance, transcript: TranscriptRecord, report: str | None,
+    def write_instance(self, key: str, instance: Instance, transcript: TranscriptRecord, report: str | None,
                        artifacts: list[ArtifactEntry], score: InstanceScore | None) -> None:
-        """The finished instance's audit record: what was scored, what happened, the report,
+        """The finished entry's audit record: what was scored, what happened, the report,
         the artifact manifest and the score. Called before its results line is appended."""
-        path = self.instance_dir(instance.case_id)
+        if split_key(key)[0] != instance.case_id:
+            raise ValueError(f"run {self.run_id}: entry {key!r} is not a run of instance {instance.case_id!r}")
+        path = self.instance_dir(key)
         write_atomic(path / "instance.json", dump_instance(instance))
         write_atomic(path / "report.md", report or "")
         write_json(path / "artifacts.json", [a.model_dump(mode="json", exclude_none=True) for a in artifacts])
@@ -227,9 +262,9 @@ class RunStore:
         write_atomic(path / TRANSCRIPT, transcript.model_dump_json(indent=2) + "\n")
         (path / TURNS).unlink(missing_ok=True)
 
-    def write_case_score(self, case_id: str, name: str, record: dict[str, Any]) -> None:
-        """A re-score of one instance: instances/<case>/scores/<name>.json."""
-        write_json(self.instance_dir(case_id) / "scores" / f"{name}.json", record)
+    def write_case_score(self, key: str, name: str, record: dict[str, Any]) -> None:
+        """A re-score of one entry: instances/<key>/scores/<name>.json."""
+        write_json(self.instance_dir(key) / "scores" / f"{name}.json", record)
 
     def write_scores(self, name: str, rows: list[BaseModel], settings: dict[str, Any]) -> Path:
         """A re-score of the run: scores/<name>.jsonl and its settings; returns the jsonl path."""
@@ -246,19 +281,19 @@ class RunStore:
 
     # -- one instance: reading ----------------------------------------------------------------
 
-    def read_transcript(self, case_id: str) -> TranscriptRecord:
-        """The instance's transcript; for an unfinished one, the turns streamed so far."""
-        path = self.instance_dir(case_id) / TRANSCRIPT
+    def read_transcript(self, key: str) -> TranscriptRecord:
+        """The entry's transcript; for an unfinished one, the turns streamed so far."""
+        path = self.instance_dir(key) / TRANSCRIPT
         if not path.is_file():
-            raise MissingRecord(f"run {self.run_id} has no instance {case_id!r} (no {path})")
+            raise MissingRecord(f"run {self.run_id} has no instance {key!r} (no {path})")
         transcript = TranscriptRecord.model_validate_json(path.read_text(encoding="utf-8"))
         if transcript.status is None:
-            turns, events = self._read_stream(case_id)
+            turns, events = self._read_stream(key)
             transcript = transcript.model_copy(update={"turns": turns, "events": events})
         return transcript
 
-    def _read_stream(self, case_id: str) -> tuple[list[Turn], list[InfraEvent]]:
-        path = self.instance_dir(case_id) / TURNS
+    def _read_stream(self, key: str) -> tuple[list[Turn], list[InfraEvent]]:
+        path = self.instance_dir(key) / TURNS
         turns: list[Turn] = []
         events: list[InfraEvent] = []
         if not path.is_file():
@@ -274,32 +309,47 @@ class RunStore:
                 continue  # the line being written when the controller died
         return turns, events
 
-    def saved_instance(self, case_id: str) -> Instance:
-        """The instance as it was scored (instance.json), not the catalog's current one."""
-        path = self.instance_dir(case_id) / "instance.json"
+    def saved_instance(self, key: str) -> Instance:
+        """The instance as the entry scored it (instance.json), not the catalog's current one."""
+        path = self.instance_dir(key) / "instance.json"
         if not path.is_file():
-            raise MissingRecord(f"run {self.run_id}: instance {case_id!r} has no saved instance.json")
+            raise MissingRecord(f"run {self.run_id}: instance {key!r} has no saved instance.json")
         return load_instance(path)
 
-    def read_score(self, case_id: str) -> InstanceScore | None:
-        """score.json, or None when the instance was not scored (infra_error, unfinished)."""
-        path = self.instance_dir(case_id) / "score.json"
+    def read_score(self, key: str) -> InstanceScore | None:
+        """score.json, or None when the entry was not scored (infra_error, unfinished)."""
+        path = self.instance_dir(key) / "score.json"
         if not path.is_file():
             return None
         return InstanceScore.model_validate_json(path.read_text(encoding="utf-8"))
 
-    def read_report(self, case_id: str) -> str:
-        """The final report ("" when there was none)."""
-        path = self.instance_dir(case_id) / "report.md"
+    def read_report(self, key: str) -> str:
+        """The entry's final report ("" when there was none)."""
+        path = self.instance_dir(key) / "report.md"
         return path.read_text(encoding="utf-8") if path.is_file() else ""
 
-    def read_artifacts(self, case_id: str) -> list[ArtifactEntry]:
-        """The artifact manifest ([] when the instance kept no files)."""
-        path = self.instance_dir(case_id) / "artifacts.json"
+    def read_artifacts(self, key: str) -> list[ArtifactEntry]:
+        """The entry's artifact manifest ([] when it kept no files)."""
+        path = self.instance_dir(key) / "artifacts.json"
         if not path.is_file():
             return []
         entries = json.loads(path.read_text(encoding="utf-8"))
         return [ArtifactEntry.model_validate(e) for e in entries]
+
+    def read_rescore(self, key: str, name: str) -> InstanceScore | None:
+        """An instance's score under the re-score `name` (scores/<name>.json), or None."""
+        path = self.instance_dir(key) / "scores" / f"{name}.json"
+        if not path.is_file():
+            return None
+        return InstanceScore.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def read_scores_settings(self, name: str) -> dict[str, Any] | None:
+        """What parsed and judged in the re-score `name`, or None when there is no such re-score."""
+        path = self.root / "scores" / f"{name}.settings.json"
+        if not path.is_file():
+            return None
+        settings: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return settings
 
 
 def list_runs(runs_dir: Path) -> list[str]:

@@ -39,3 +39,56 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
     monkeypatch.setitem(cli.COMMANDS, "data", bug)
     with pytest.raises(KeyError, match="a bug in eegbench"):
         cli.main(["data"])
+
+
+# --- epochs: eval --epochs, logs --epoch, show CASE@K / --epoch ----------------------------------
+
+def epoch_run(runs):
+    """A run holding case a at epochs 1 and 2 (records written through the store)."""
+    from runner.config import RunConfig
+    from runner.run.records import ResultRecord, TranscriptRecord
+    from runner.run.store import RunStore
+    from validation.instance import Instance
+
+    store = RunStore(runs / "ep")
+    store.open(RunConfig(run_id="ep", model="oracle", epochs=2), {})
+    instance = Instance.model_validate({"meta_info": {"case_id": "a-01", "bench_subset": "s"},
+                                        "agent_input": {"data_path": "x.edf", "instruction": "x"},
+                                        "eval_config": {"metrics": []}})
+    for epoch, key, score in ((1, "a-01", 0.0), (2, "a-01@2", 100.0)):
+        store.begin_instance(key, "codeact")
+        transcript = TranscriptRecord(case_id="a-01", epoch=epoch, status="solution", error=f"marker-{epoch}")
+        store.write_instance(key, instance, transcript, "", [], None)
+        store.append_result(ResultRecord(case_id="a-01", epoch=epoch, task_id="a", bench_subset="s",
+                                         status="solution", score=score, rounds=1, prompt_tokens=0,
+                                         completion_tokens=0, duration_s=0.1))
+
+
+def test_epochs_below_one_name_the_option(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EEGBENCH_RUNS", str(tmp_path))
+    assert cli.main(["eval", "--model", "oracle", "--epochs", "0"]) == cli.EXIT_USER_ERROR
+    assert "epochs must be at least 1" in " ".join(capsys.readouterr().err.split())
+
+
+def test_logs_shows_an_epoch_column_and_filters_by_epoch(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EEGBENCH_RUNS", str(tmp_path))
+    epoch_run(tmp_path)
+    assert cli.main(["logs", "ep"]) == 0
+    out = capsys.readouterr().out
+    assert "┃ epoch" in out and out.count("a-01") == 2
+    assert cli.main(["logs", "ep", "--epoch", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("a-01") == 1 and "100.0" in out
+
+
+def test_show_reads_one_epoch_by_case_at_k_or_option(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EEGBENCH_RUNS", str(tmp_path))
+    epoch_run(tmp_path)
+    for argv, marker in ((["a-01"], "marker-1"), (["a-01@2"], "marker-2"), (["a-01", "--epoch", "2"], "marker-2"),
+                         (["a-01@2", "--epoch", "2"], "marker-2")):
+        assert cli.main(["show", "ep", *argv]) == 0
+        assert marker in capsys.readouterr().out, argv
+    assert cli.main(["show", "ep", "a-01@2", "--epoch", "3"]) == cli.EXIT_USER_ERROR
+    assert "--epoch 3 names another epoch" in capsys.readouterr().err
+    assert cli.main(["show", "ep", "a-01@5"]) == cli.EXIT_USER_ERROR
+    assert "no instance 'a-01@5'" in capsys.readouterr().err

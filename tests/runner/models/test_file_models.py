@@ -10,6 +10,7 @@ from runner.models.base import ModelError
 from runner.models.null import NullModel
 from runner.models.replay import ReplayModel
 from runner.models.scripted import ScriptedModel
+from runner.run.records import EpochInstance
 from runner.transcript import Turn
 from validation.errors import UserError
 from validation.instance import Instance
@@ -55,6 +56,34 @@ def test_scripted_replies_count_per_session_then_empty(tmp_path):
     ],
 )
 def test_scripted_file_errors_name_the_file_and_the_field(tmp_path, content, expected):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=expected) as info:
+        ScriptedModel(path)
+    assert str(path) in str(info.value)
+
+
+def test_scripted_replies_per_epoch(tmp_path):
+    path = tmp_path / "replies.json"
+    path.write_text(json.dumps({"replies": ["<solution>a</solution>"], "epochs": {"2": ["<solution>b</solution>"]}}))
+    model = ScriptedModel(path)
+    epochs = {e: replies(model.session(EpochInstance.of(instance("a-01"), e)), 1)[0] for e in (1, 2, 3)}
+    assert epochs == {1: "<solution>a</solution>", 2: "<solution>b</solution>", 3: "<solution>a</solution>"}
+    assert replies(model.session(instance("a-01")), 1) == ["<solution>a</solution>"]  # a plain instance: epoch 1
+    assert model.describe()["epochs"] == {"2": 1}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"replies": [], "epochs": ["x"]}', 'field "epochs" must be an object'),
+        ('{"replies": [], "epochs": {"two": ["x"]}}', "field \"epochs\" has key 'two'"),
+        ('{"replies": [], "epochs": {"0": ["x"]}}', "field \"epochs\" has key '0'"),
+        ('{"replies": [], "epochs": {"2": "x"}}', 'field "epochs.2" must be a list'),
+        ('{"replies": [], "epochs": {"2": ["x", 1]}}', 'field "epochs.2\\[1\\]" must be a string, got int'),
+    ],
+)
+def test_scripted_epochs_errors_name_the_file_and_the_field(tmp_path, content, expected):
     path = tmp_path / "bad.json"
     path.write_text(content)
     with pytest.raises(ValueError, match=expected) as info:

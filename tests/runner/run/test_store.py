@@ -7,14 +7,15 @@ import pytest
 
 from runner.config import RunConfig
 from runner.run.artifacts import retain_artifacts
-from runner.run.records import FORMAT_VERSION, NewerFormat, ResultRecord, TranscriptRecord
+from runner.run.records import FORMAT_VERSION, NewerFormat, ResultRecord, RunSummary, TranscriptRecord
 from runner.run.store import MissingRecord, RunConflict, RunStore, open_run
+from runner.run.summary import summarize
 from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
 
 
-def record(case, status="solution", score=100.0):
-    return ResultRecord(case_id=case, task_id="t", bench_subset="s", status=status, score=score,
+def record(case, status="solution", score=100.0, epoch=1):
+    return ResultRecord(case_id=case, epoch=epoch, task_id="t", bench_subset="s", status=status, score=score,
                         rounds=1, prompt_tokens=1, completion_tokens=1, duration_s=0.1)
 
 
@@ -128,7 +129,7 @@ def test_finishing_an_instance_folds_the_stream_into_the_transcript(tmp_path):
         "agent_input": {"data_path": "a.edf", "instruction": "x"},
         "eval_config": {"metrics": []},
     })
-    store.write_instance(instance, TranscriptRecord(case_id="c-01", status="solution", turns=[turn]), "x", [], None)
+    store.write_instance("c-01", instance, TranscriptRecord(case_id="c-01", status="solution", turns=[turn]), "x", [], None)
     assert not (store.instance_dir("c-01") / "turns.jsonl").exists()
     assert store.read_transcript("c-01").status == "solution"
     assert store.read_report("c-01") == "x" and store.read_score("c-01") is None
@@ -156,3 +157,87 @@ def test_readers_name_the_missing_run_and_case(tmp_path):
         store.read_transcript("x-01")
     with pytest.raises(Exception, match="not a case id"):
         store.instance_dir("../r2")
+
+
+# --- epochs: one entry per (case, epoch) --------------------------------------------------------
+
+def instance_of(case_id):
+    return Instance.model_validate({
+        "meta_info": {"case_id": case_id, "bench_subset": "Foundational Analysis"},
+        "agent_input": {"data_path": "a.edf", "instruction": "x"},
+        "eval_config": {"metrics": []},
+    })
+
+
+def test_results_are_keyed_and_compacted_per_case_and_epoch(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle", epochs=3), {})
+    store.append_result(record("a", score=0.0))
+    store.append_result(record("a", score=100.0, epoch=2))
+    store.append_result(record("b", status="infra_error", score=None, epoch=3))
+    store.append_result(record("a", score=50.0, epoch=2))  # a duplicate of (a, 2): the first stays
+    store.append_result(record("b", score=100.0, epoch=2))
+    with open(store.root / "results.jsonl", "a") as fh:
+        fh.write('{"case_id": "a", "epoch": 3, "sta')  # SIGKILL mid-write
+    assert store.entries() == ["a", "a@2", "b@2"]
+    RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle", epochs=3), {})
+    lines = [json.loads(line) for line in (store.root / "results.jsonl").read_text().splitlines()]
+    assert [(r["case_id"], r["epoch"], r["score"]) for r in lines] == [("a", 1, 0.0), ("a", 2, 100.0), ("b", 2, 100.0)]
+    assert {k: r.epoch for k, r in store.finished().items()} == {"a": 1, "a@2": 2, "b@2": 2}
+
+
+def test_a_line_without_epoch_is_epoch_1_under_the_case_id(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    line = record("a").model_dump(mode="json")
+    del line["epoch"]  # as written before --epochs existed
+    (store.root / "results.jsonl").write_text(json.dumps(line) + "\n")
+    assert store.entries() == ["a"] and store.finished()["a"].epoch == 1
+
+
+def test_each_epoch_has_its_own_directory_and_transcript(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle", epochs=2), {})
+    for key, report in (("c-01", "first"), ("c-01@2", "second")):
+        store.begin_instance(key, "codeact")
+        store.write_instance(key, instance_of("c-01"), TranscriptRecord(case_id="c-01", status="solution"), report, [], None)
+    assert store.instance_dir("c-01@2") == store.root / "instances" / "c-01@2"
+    assert store.read_report("c-01") == "first" and store.read_report("c-01@2") == "second"
+    assert store.saved_instance("c-01@2").case_id == "c-01"
+    store.begin_instance("c-01@3", "codeact")
+    header = store.read_transcript("c-01@3")
+    assert (header.case_id, header.epoch, header.status) == ("c-01", 3, None)
+    with pytest.raises(ValueError, match="'c-02@2' is not a run of instance 'c-01'"):
+        store.write_instance("c-02@2", instance_of("c-01"), TranscriptRecord(case_id="c-01"), "", [], None)
+
+
+def test_epochs_are_not_part_of_the_resume_key_and_run_json_records_the_most(tmp_path):
+    RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle", epochs=2), {})
+    assert RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle", epochs=5), {}) is True
+    assert RunStore(tmp_path / "r1").config().epochs == 5
+    assert RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle", epochs=1), {}) is True
+    assert RunStore(tmp_path / "r1").config().epochs == 5  # the later epochs are kept
+
+
+def test_epochs_below_one_are_refused_naming_the_field():
+    with pytest.raises(ValueError, match="epochs must be at least 1"):
+        RunConfig(run_id="r1", model="oracle", epochs=0)
+
+
+def test_summary_counts_every_line_and_gives_per_epoch_means(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle", epochs=2), {})
+    store.append_result(record("a", score=100.0))
+    store.append_result(record("b", score=0.0))
+    store.append_result(record("a", score=0.0, epoch=2))
+    store.append_result(record("b", score=0.0, epoch=2))
+    summary = store.write_summary()
+    assert summary.results == 4 and summary.groups["all"].instances == 4 and summary.groups["all"].mean_score == 25.0
+    assert {k: g.mean_score for k, g in summary.epochs.items()} == {1: 50.0, 2: 0.0}
+    assert {k: g.instances for k, g in store.summary().epochs.items()} == {1: 2, 2: 2}  # read back from summary.json
+
+
+def test_a_single_epoch_summary_has_no_epoch_groups_and_old_summaries_read():
+    assert summarize("r", [record("a"), record("b")]).epochs == {}
+    old = {"run_id": "r", "results": 0, "groups": {}, "with_unscored_units": 0, "violations": 0}
+    assert RunSummary.model_validate(old).epochs == {}

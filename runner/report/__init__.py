@@ -1,0 +1,1 @@
+"""Reports: turn one or many run directories into tables, figures, exports."""
