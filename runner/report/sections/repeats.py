@@ -3,7 +3,7 @@ per subset the mean ± SD of the per-attempt means, the share of instances whose
 between attempts, the mean absolute score difference, pass@1, pass@k and pass^k."""
 from __future__ import annotations
 
-from runner.report.context import OVERALL, Configuration, ReportContext, scored
+from runner.report.context import OVERALL, Configuration, ReportContext, mean, scored
 from runner.report.model import Column, ReportTable
 from runner.report.stats import changed_share, epoch_mean_sd, mean_abs_difference, pass_at_k, pass_hat_k
 
@@ -54,18 +54,15 @@ def _config_rows(ctx: ReportContext, config: Configuration) -> list[dict[str, ob
 def _row(ctx: ReportContext, config: Configuration, subset: str, cases: dict[str, list[float]]) -> dict[str, object]:
     k = min(len(s) for s in cases.values())
     per_attempt = [sum(s[j] for s in cases.values()) / len(cases) for j in range(k)]
-    mean, sd = epoch_mean_sd(per_attempt)
+    average, sd = epoch_mean_sd(per_attempt)
     threshold = ctx.settings.pass_threshold
     passes = {case: sum(score >= threshold for score in s) for case, s in cases.items()}
     return {
         "model": config.model, "paradigm": config.paradigm, "subset": subset, "instances": len(cases),
-        "attempts": k, "mean": mean, "sd": sd, "changed": changed_share(cases),
+        "attempts": k, "mean": average, "sd": sd, "changed": changed_share(cases),
         "mean_abs_diff": mean_abs_difference(cases),
-        "pass_at_1": _mean([pass_at_k(len(cases[c]), passes[c], 1) for c in cases]),
-        "pass_at_k": _mean([pass_at_k(len(cases[c]), passes[c], k) for c in cases]),
-        "pass_hat_k": _mean([pass_hat_k(len(cases[c]), passes[c], k) for c in cases]),
+        "pass_at_1": mean([pass_at_k(len(cases[c]), passes[c], 1) for c in cases]),
+        "pass_at_k": mean([pass_at_k(len(cases[c]), passes[c], k) for c in cases]),
+        "pass_hat_k": mean([pass_hat_k(len(cases[c]), passes[c], k) for c in cases]),
     }
 
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
