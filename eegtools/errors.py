@@ -12,9 +12,11 @@ ERROR_CODES: tuple[str, ...] = (
 class ToolError(ValueError):
     """A refused tool call. Nothing was computed; `to_dict` is the standardized error response."""
 
+    codes: tuple[str, ...] = ERROR_CODES  # a toolset with more codes subclasses and widens this
+
     def __init__(self, code: ErrorCode, message: str, *, argument: str | None = None) -> None:
-        if code not in ERROR_CODES:
-            raise ValueError(f"ToolError code {code!r} is not one of {ERROR_CODES}")
+        if code not in self.codes:
+            raise ValueError(f"ToolError code {code!r} is not one of {self.codes}")
         super().__init__(message)
         self.code = code
         self.message = message

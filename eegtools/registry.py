@@ -87,6 +87,9 @@ def validate(schema: Mapping[str, Any], value: object, path: str) -> None:
     if isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
             validate(schema["items"], item, f"{path}[{i}]")
+    if isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
+        for key, item in value.items():
+            validate(schema["additionalProperties"], item, f"{path}.{key}")
     if isinstance(value, dict) and "properties" in schema:
         props = schema["properties"]
         for key in schema.get("required", []):

@@ -13,6 +13,7 @@ Type mapping (``json_type``):
 - ``X | Y`` with differing schemas: ``{"type": [X's type, Y's type]}``. Detail inside the members
   (an enum, items) is dropped, since the registry's validator has no ``anyOf``: the parameter's
   description and the tool's own check carry it;
+- ``dict[str, X]``, ``Mapping[str, X]``: ``{"type": "object", "additionalProperties": X}``;
 - ``Annotated[float, Minimum(0)]``: adds ``"minimum": 0``.
 
 The docstring convention (numpydoc): ``name : type`` at the section's indentation, the
@@ -137,6 +138,10 @@ def json_type(annotation: object) -> JsonSchema:
         if len(items) > 1:
             raise TypeError(f"{annotation!r}: an array's items must share one type")
         return {"type": "array", "items": json_type(items[0])} if items else {"type": "array"}
+    if origin in (dict, Mapping):
+        if not args or args[0] is not str:
+            raise TypeError(f"{annotation!r}: an object's keys must be str")
+        return {"type": "object", "additionalProperties": json_type(args[1])}
     if annotation in _SCALARS:
         return {"type": _SCALARS[annotation]}
     raise TypeError(f"no JSON Schema for the annotation {annotation!r}")

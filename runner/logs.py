@@ -13,7 +13,7 @@ from rich.text import Text
 from runner.run.records import ResultRecord, RunSummary, TranscriptRecord, entry_key, split_key
 from runner.run.store import RunStore
 from runner.sandbox.procfs import same_process
-from runner.transcript import Turn
+from runner.transcript import Turn, usage_by_role
 from validation.errors import UserError
 from validation.scoring import InstanceScore
 
@@ -116,6 +116,11 @@ def show_case(store: RunStore, key: str, console: Console) -> None:
     console.print(Panel(Text(str(task)), title=f"{key}: task given to the model"))
     for turn in transcript.turns:
         console.print(_turn_panel(turn))
+    roles = usage_by_role(transcript.turns)
+    if any(turn.role for turn in transcript.turns):
+        console.print(Text("tokens by role: " + ", ".join(
+            f"{role} {u.prompt_tokens}/{u.completion_tokens} ({sum(t.role == role for t in transcript.turns)} turns)"
+            for role, u in roles.items())))
     for event in transcript.events:
         where = f" (turn {event.turn})" if event.turn is not None else ""
         console.print(Text(f"[{event.kind}{where}] {event.detail}", style="yellow"))
@@ -142,13 +147,17 @@ def _status_line(transcript: TranscriptRecord) -> Text:
 
 def _turn_panel(turn: Turn) -> Panel:
     usage = turn.usage
+    role = f"{turn.role}  " if turn.role else ""
     title = (
-        f"turn {turn.index}  action {turn.action}  latency {turn.latency_s:.2f} s  "
+        f"turn {turn.index}  {role}action {turn.action}  latency {turn.latency_s:.2f} s  "
         f"tokens {usage.prompt_tokens}/{usage.completion_tokens}"
     )
     parts: list[RenderableType] = []
     if turn.note:
         parts.append(Text(f"[{turn.note}]", style="yellow"))
+    if turn.state_summary:  # brainagent: what the subagent was shown before this round
+        parts.append(Text("-- shared_state shown", style="cyan"))
+        parts.append(Text(_clip(turn.state_summary, 1500), style="dim"))
     if turn.action == "execute" and turn.code is not None:
         parts.append(Syntax(turn.code, "python", line_numbers=False, word_wrap=True))
     else:
@@ -159,11 +168,12 @@ def _turn_panel(turn: Turn) -> Panel:
         parts.append(Text(f"-- observation ({obs.status}, {obs.duration_s:.2f} s"
                           + (", kernel restarted" if obs.restarted else "") + ")", style=style))
         parts.append(Text(obs.text))
-    for call in turn.tool_calls:  # tools paradigm
+    for call in turn.tool_calls:  # tools and brainagent paradigms
         style = "green" if call.status == "ok" else "red"
         code = f", {call.error_code}" if call.error_code else ""
+        made = f" -> {', '.join(call.registered)}" if call.registered else ""
         parts.append(Text(f"-- tool {call.name}({json.dumps(call.arguments, ensure_ascii=False)}) "
-                          f"({call.status}{code}, {call.duration_s:.2f} s)", style=style))
+                          f"({call.status}{code}, {call.duration_s:.2f} s){made}", style=style))
         parts.append(Text(call.result))
     return Panel(Group(*parts), title=title, title_align="left")
 

@@ -7,7 +7,8 @@ from pydantic import BaseModel, Field
 
 ExecStatus = Literal["ok", "error", "timeout", "oom", "died", "infra_error"]
 # tool_call / final_answer: the tools paradigm (EEGAgentBench's JSON actions or native calls)
-ActionKind = Literal["execute", "solution", "none", "tool_call", "final_answer"]
+# decomposition / report: BrainAgent's supervisor plan and a subagent's report to it
+ActionKind = Literal["execute", "solution", "none", "tool_call", "final_answer", "decomposition", "report"]
 InstanceStatus = Literal[
     "solution",
     "forced_solution",
@@ -63,6 +64,7 @@ class ToolCallRecord(BaseModel):
     result: str  # the text returned to the model
     truncated_chars: int = 0
     duration_s: float = 0.0
+    registered: list[str] = Field(default_factory=list)  # brainagent: shared_state ids the call made
 
 
 class Turn(BaseModel):
@@ -77,4 +79,24 @@ class Turn(BaseModel):
     code_sha256: str | None = None
     observation: Observation | None = None
     note: str | None = None  # controller remark: forced round, missing action, ...
-    tool_calls: list[ToolCallRecord] = Field(default_factory=list)  # tools paradigm only
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)  # tools and brainagent paradigms
+    # brainagent: who replied ("supervisor" or a subagent's name), the objective it works on,
+    # and the shared_state summary it was shown before this planning round
+    role: str | None = None
+    objective: str | None = None
+    state_summary: str | None = None
+
+
+def usage_by_role(turns: list[Turn]) -> dict[str, Usage]:
+    """Token totals per role of the evaluated model (brainagent: the supervisor and each
+    subagent; other paradigms: one role, "model"); None stays None only when no turn reported."""
+    totals: dict[str, Usage] = {}
+    for turn in turns:
+        role = turn.role or "model"
+        total = totals.setdefault(role, Usage())
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = getattr(turn.usage, name)
+            if value is not None:
+                setattr(total, name, (getattr(total, name) or 0) + value)
+    return totals
+

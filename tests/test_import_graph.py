@@ -1,5 +1,6 @@
 """No import cycle among the project's modules (read from the source with ast), and the
-layering the packages promise: validation and eegtools never import the controller."""
+layering the packages promise: validation, eegtools and braintools never import the controller,
+and the toolset (braintools, which runs in the sandbox's kernel) needs nothing but eegtools."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 from tests.import_graph import find_cycle, import_graph
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["runner", "validation", "eegtools", "reference_scripts"]
+PACKAGES = ["runner", "validation", "eegtools", "braintools", "reference_scripts"]
 
 
 def test_the_project_has_no_import_cycle():
@@ -20,10 +21,12 @@ def test_the_project_has_no_import_cycle():
 def test_lower_layers_never_import_the_controller():
     graph = import_graph(PROJECT_ROOT, PACKAGES)
     for module, targets in graph.items():
-        if module.split(".")[0] in ("validation", "eegtools", "reference_scripts"):
+        if module.split(".")[0] in ("validation", "eegtools", "braintools", "reference_scripts"):
             assert not any(t.startswith("runner") for t in targets), (module, sorted(targets))
         if module.startswith("eegtools"):
             assert all(t.startswith("eegtools") for t in targets), (module, sorted(targets))
+        if module.startswith("braintools"):
+            assert all(t.split(".")[0] in ("braintools", "eegtools") for t in targets), (module, sorted(targets))
 
 
 def test_unit_registry_is_a_leaf():

@@ -6,6 +6,8 @@ the observation and answers with it as the solution. The oracle reads nothing fr
 but the script source, so a score below 100 means the harness (sandbox, inputs, parser,
 validation) and the ground truth disagree: it is the installation and harness check.
 
+Under BrainAgent the oracle plays the task's tool plan instead (runner/models/oracle_plan.py).
+
 In the tools paradigm there is no kernel: the oracle answers at once with a final_answer
 holding the reference result recorded in the instance (each metric's ground truth), which
 checks the answer path (JSON action -> report -> parser -> validation) end to end.
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession
+from runner.models.oracle_plan import PlanPlayer, is_brainagent
 from runner.transcript import Usage
 from validation.instance import Instance
 
@@ -46,9 +49,12 @@ class _OracleSession(ModelSession):
         self._instance = instance
         self._calls = 0
         self._solution: str | None = None
+        self._player: PlanPlayer | None = None
 
     def complete(self, messages: list[Message]) -> Completion:
         start = time.perf_counter()
+        if is_brainagent(messages):
+            return self._play(messages)
         self._calls += 1
         if self._calls == 1:
             text = execute_reply_for(self._root, self._instance)
@@ -60,8 +66,18 @@ class _OracleSession(ModelSession):
         return Completion(text=text, usage=Usage(), latency_s=time.perf_counter() - start)
 
     def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        if is_brainagent(messages):
+            return self._play(messages)
         text = json.dumps({"action": "final_answer", "answer": reference_answer(self._instance)})
         return Completion(text=text, usage=Usage(), latency_s=0.0)
+
+
+    def _play(self, messages: list[Message]) -> Completion:
+        start = time.perf_counter()
+        if self._player is None:
+            self._player = PlanPlayer(self._root, self._instance)
+        text = self._player.reply(messages)
+        return Completion(text=text, usage=Usage(), latency_s=time.perf_counter() - start)
 
 
 def reference_answer(instance: Instance) -> Any:

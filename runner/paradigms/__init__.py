@@ -2,7 +2,9 @@
 
 codeact: BrainBench's CodeAct protocol (code in a sandboxed kernel, then a report);
 tools: EEGAgentBench's tool calling (ten deterministic EEG tools, no code);
-hybrid: codeact with the tools importable in the kernel.
+hybrid: codeact with the tools importable in the kernel;
+brainagent: BrainBench's BrainAgent (a supervisor delegating to subagents that plan calls to
+the braintools toolset, which runs in the sandboxed kernel).
 A new paradigm is one module with a `Paradigm` subclass and one `register` line here.
 """
 from __future__ import annotations
@@ -31,6 +33,13 @@ def _hybrid() -> Paradigm:
     return Hybrid()
 
 
+def _brainagent() -> Paradigm:
+    from runner.paradigms.brainagent.paradigm import BrainAgent
+
+    return BrainAgent()
+
+
 PARADIGMS.register("codeact", _codeact)
 PARADIGMS.register("tools", _tools)
 PARADIGMS.register("hybrid", _hybrid)
+PARADIGMS.register("brainagent", _brainagent)

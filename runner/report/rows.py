@@ -332,6 +332,13 @@ def _roles(result: ResultRecord, transcript: TranscriptRecord | None,
                       prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
                       seconds=round(math.fsum(t.latency_s for t in transcript.turns), 3) if transcript else 0.0)
     roles = {"target": target}
+    for turn in transcript.turns if transcript else []:
+        if turn.role:  # brainagent: the target's tokens split by the role it played
+            part = roles.setdefault(f"target:{turn.role}", RoleCost())
+            part.calls += 1
+            part.prompt_tokens += turn.usage.prompt_tokens or 0
+            part.completion_tokens += turn.usage.completion_tokens or 0
+            part.seconds = round(part.seconds + turn.latency_s, 3)
     if score is not None:
         calls = [("parser", c) for c in score.parser_calls] + [("judge", c) for c in score.judge_calls]
         for default, call in calls:

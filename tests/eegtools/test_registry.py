@@ -73,3 +73,12 @@ def test_package_imports_nothing_from_the_harness():
             source = open(module.__file__).read()
             assert "import runner" not in source and "from runner" not in source, name
             assert "from validation" not in source and "import validation" not in source, name
+
+
+def test_validate_checks_every_value_of_a_typed_object():
+    from eegtools.registry import validate
+
+    schema = {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}}
+    validate(schema, {"alpha": [8, 13]}, "bands")
+    with pytest.raises(ToolError, match=r"bands\.beta\[1\]"):
+        validate(schema, {"alpha": [8, 13], "beta": [13, "x"]}, "bands")

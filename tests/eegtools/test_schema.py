@@ -116,13 +116,14 @@ def test_description_is_summary_and_extended_text_on_one_line():
     (str | int, {"type": ["string", "integer"]}),
     (Literal["a"] | Sequence[float], {"type": ["string", "array"]}),
     (Sequence[str] | list[str], {"type": "array", "items": {"type": "string"}}),
+    (dict[str, list[float]], {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}}),
 ])
 def test_json_type_mapping(annotation, schema):
     assert json_type(annotation) == schema
 
 
 @pytest.mark.parametrize("annotation", [
-    dict[str, int], object, Literal["a", 1], tuple[int, str], set[int], Annotated[str, Minimum(0)],
+    dict[int, int], object, Literal["a", 1], tuple[int, str], set[int], Annotated[str, Minimum(0)],
 ])
 def test_json_type_refuses_what_it_cannot_express(annotation):
     with pytest.raises(TypeError):

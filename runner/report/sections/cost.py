@@ -17,7 +17,15 @@ def tables(ctx: ReportContext) -> list[ReportTable]:
     return [_cost(ctx), _efficiency(ctx)]
 
 
+def _roles(ctx: ReportContext, config: Any) -> list[str]:
+    """The scoring roles, with the target's split by agent role (brainagent) right after it."""
+    parts = sorted({r for row in ctx.config_rows(config) for r in row.roles if r.startswith("target:")})
+    return [ROLES[0], *parts, *ROLES[1:]]
+
+
 def _role_model(run: RunData, role: str) -> str | None:
+    if role.startswith("target:"):
+        return run.info.model
     return {"target": run.info.model, "parser": run.info.parser_model, "judge": run.info.judge,
             "vlm_judge": run.info.vlm_judge}.get(role)
 
@@ -26,7 +34,7 @@ def _cost(ctx: ReportContext) -> ReportTable:
     rows = []
     prices = ctx.settings.prices
     for config in ctx.configurations():
-        for role in ROLES:
+        for role in _roles(ctx, config):
             total, money, priced = RoleCost(), 0.0, False
             for run in ctx.config_runs(config):
                 cost = _sum(run, role)
@@ -50,7 +58,8 @@ def _cost(ctx: ReportContext) -> ReportTable:
                Column(key="seconds", title="wall time (model calls)", kind="seconds"),
                Column(key="money", title="cost", kind="money")]
     notes = ["Tokens as the endpoints reported them (a model that reports none counts 0). Wall time: the sum of "
-             "the role's call latencies."]
+             "the role's call latencies. target:<role> rows split the target's tokens by the BrainAgent role it "
+             "played (supervisor, each subagent); they are part of the target row, not added to it."]
     notes.append(f"Prices from {prices.source} ($ per million tokens)." if prices else
                  "No price file (--prices prices.toml): cost not computed.")
     return ReportTable(name="cost", title="Tokens, time and cost per role", section=SECTION, columns=columns,

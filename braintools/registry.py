@@ -1,0 +1,161 @@
+"""The toolset's registry: each tool's group, schema and validation, and `call`, which never
+raises for a bad request.
+
+A tool is a plain function taking JSON arguments (ids of shared_state entries, numbers,
+names) and returning a dict of outputs. An output wrapped in `New` is registered in
+shared_state and replaced by its id and description; everything else is returned as is.
+`@tool("group")` registers a function; the group decides which subagents get it (the
+paradigm's agents list their groups). Schemas are generated from each function's signature
+and numpydoc docstring (eegtools.schema), so what a model is told cannot drift from the code.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from braintools.data import jsonable
+from braintools.errors import ToolError
+from braintools.state import STATE, Branch
+from eegtools.errors import ToolError as SchemaError
+from eegtools.registry import validate
+from eegtools.schema import JsonSchema, description, parameters_schema, sha256_of
+
+Group = Literal["inspection", "preparation", "segmentation", "features", "statistics", "artifacts",
+                "sleep", "neurocog", "physiol"]
+COMMON_GROUPS: tuple[Group, ...] = ("inspection", "preparation", "segmentation", "features", "statistics", "artifacts")
+MAX_ARRAY_ELEMENTS = 60_000_000  # about 480 MB of float64: the largest array a tool may create
+INLINE_CHARS = 6000  # a result value longer than this as JSON is kept in state, not shown
+
+
+@dataclass(frozen=True)
+class New:
+    """An output to register: the branch, the id prefix, the object and its description."""
+
+    branch: Branch
+    prefix: str
+    value: Any
+    info: dict[str, Any] | None = None  # default: value.describe()
+
+
+def result(kind: str, value: Any, **meta: Any) -> New:
+    """An analysis result (JSON value) to register under results: `res<N>`."""
+    return New("results", "res", jsonable(value), {"kind": kind, **jsonable(meta)})
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its function, group, and the description and parameters the model sees."""
+
+    name: str
+    group: Group
+    func: Callable[..., dict[str, Any]]
+    description: str
+    parameters: JsonSchema
+
+    def schema(self) -> JsonSchema:
+        """OpenAI `tools=` entry."""
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+TOOLS: dict[str, ToolSpec] = {}
+
+
+def tool(group: Group) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
+    """Register the decorated function as a tool of `group` (its name is the tool's name)."""
+    def register(func: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        if func.__name__ in TOOLS:
+            raise ValueError(f"tool {func.__name__!r} is registered twice")
+        TOOLS[func.__name__] = ToolSpec(func.__name__, group, func, description(func), parameters_schema(func))
+        return func
+    return register
+
+
+def call(name: str, arguments: object, *, max_chars: int = 12000) -> dict[str, Any]:
+    """Run one tool request against shared_state: the response, or {"error": {...}}; never raises."""
+    try:
+        spec = TOOLS.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise ToolError("unsupported", f"tool {name!r} does not exist; tools: {', '.join(TOOLS)}", argument="tool")
+        if not isinstance(arguments, dict):
+            raise ToolError("bad_argument", f"arguments: expected a JSON object, got {type(arguments).__name__}", argument="arguments")
+        try:
+            validate(spec.parameters, arguments, "arguments")
+        except SchemaError as exc:
+            raise ToolError("bad_argument" if exc.code != "unsupported" else "unsupported", exc.message, argument=exc.argument) from None
+        repeats = STATE.planning.note(name, arguments)
+        kwargs = {k: v for k, v in arguments.items() if v is not None}
+        outputs = _run(spec, kwargs)
+        return _response(spec.name, outputs, repeats, max_chars, made_by(spec.name, kwargs))
+    except ToolError as exc:
+        return exc.to_dict()
+
+
+def _run(spec: ToolSpec, kwargs: dict[str, Any]) -> dict[str, Any]:
+    try:
+        with np.errstate(all="ignore"):
+            return spec.func(**kwargs)
+    except ToolError:
+        raise
+    except MemoryError:
+        raise ToolError("budget_exceeded", f"{spec.name}: out of memory for these arguments; narrow channels or time") from None
+    except Exception as exc:  # a library error on odd input is the call's failure, not the kernel's
+        raise ToolError("failed", f"{spec.name} failed: {type(exc).__name__}: {exc}"[:600]) from None
+
+
+def made_by(name: str, kwargs: dict[str, Any]) -> str:
+    """The call as the state summary shows it: the tool and its short arguments."""
+    parts = []
+    for key, value in kwargs.items():
+        text = json.dumps(value, default=str, ensure_ascii=False)
+        parts.append(f"{key}={text if len(text) <= 24 else text[:21] + '...'}")
+    return f"{name}({', '.join(parts)})"[:160]
+
+
+def _response(name: str, outputs: dict[str, Any], repeats: int, max_chars: int, origin: str) -> dict[str, Any]:
+    response: dict[str, Any] = {"tool": name}
+    for key, value in outputs.items():
+        response[key] = _register(value, origin) if isinstance(value, New) else jsonable(value)
+    if repeats > 1:
+        response["note"] = f"this exact call has now run {repeats} times"
+    text = json.dumps(response, default=str)
+    if len(text) > max_chars:
+        for item in response.values():
+            if isinstance(item, dict) and "value" in item:
+                item["value"] = f"omitted ({len(json.dumps(item['value'], default=str))} characters); read parts with get_result"
+    return response
+
+
+def _register(new: New, made_by: str) -> dict[str, Any]:
+    info = dict(new.info if new.info is not None else new.value.describe())
+    entry = STATE.add(new.branch, new.prefix, new.value, info, made_by)
+    shown = {"id": entry.id, **info}
+    if new.branch == "results":
+        text = json.dumps(new.value, default=str)
+        shown["value"] = new.value if len(text) <= INLINE_CHARS else f"omitted ({len(text)} characters); read parts with get_result"
+    return shown
+
+
+def check_size(elements: float, what: str) -> None:
+    """ToolError budget_exceeded before allocating more than MAX_ARRAY_ELEMENTS values."""
+    if elements > MAX_ARRAY_ELEMENTS:
+        raise ToolError("budget_exceeded", f"{what} would hold {elements:.3g} values (limit {MAX_ARRAY_ELEMENTS:.3g}); narrow channels or time")
+
+
+def specs(groups: tuple[str, ...] | None = None) -> list[ToolSpec]:
+    """The tools of `groups` (all when None), in registration order."""
+    return [spec for spec in TOOLS.values() if groups is None or spec.group in groups]
+
+
+def schemas(groups: tuple[str, ...] | None = None) -> list[JsonSchema]:
+    """The OpenAI `tools=` entries of `groups` (a fresh copy)."""
+    return [copy.deepcopy(spec.schema()) for spec in specs(groups)]
+
+
+def schemas_sha256() -> str:
+    """Hex sha256 of every tool's schema (what models are told), for run.json."""
+    return sha256_of(schemas())

