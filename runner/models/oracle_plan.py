@@ -16,7 +16,15 @@ from typing import Any
 
 from runner.models.base import Message, ModelError
 from runner.paradigms.brainagent.agents import default_agent
-from runner.paradigms.brainagent.plans import Bindings, PlanError, PlanStep, build_report, load_plan, next_segment
+from runner.paradigms.brainagent.plans import (
+    Bindings,
+    PlanError,
+    PlanStep,
+    build_report,
+    finished,
+    load_plan,
+    next_segment,
+)
 from runner.paradigms.brainagent.prompts import ROLE_PREFIX, SUPERVISOR
 from validation.instance import Instance
 
@@ -38,7 +46,6 @@ class PlanPlayer:
             raise ModelError(f"oracle: {exc}", infrastructure=False) from exc
         self.instance = instance
         self.bindings = Bindings(instance)
-        self.done = 0
         self.pending: list[PlanStep] = []
         self.delegated = False
         self.report: dict[str, Any] | None = None
@@ -65,12 +72,12 @@ class PlanPlayer:
         try:
             if self.pending:
                 self._absorb(messages)
-            if self.done == len(self.plan.steps):
+            segment = next_segment(self.plan, self.bindings)
+            if finished(self.plan, self.bindings):
                 self.report = build_report(self.plan, self.bindings)
                 return json.dumps({"report": self.report}, ensure_ascii=False)
-            segment = next_segment(self.plan, self.done, self.bindings)
             if not segment:
-                raise PlanError(f"{self.instance.case_id}: step {self.plan.steps[self.done].alias!r} refers to a step not yet run")
+                raise PlanError(f"{self.instance.case_id}: the plan is stuck (a step refers to one that never runs)")
             self.pending = segment
             calls = [{"tool": s.tool, "arguments": self.bindings.resolve(s.args)} for s in segment]
         except PlanError as exc:
@@ -86,7 +93,6 @@ class PlanPlayer:
             if response is None or "error" in response:
                 raise PlanError(f"{self.instance.case_id}: step {step.alias!r} ({step.tool}) failed: {response}")
             self.bindings.responses[step.alias] = response
-        self.done += len(self.pending)
         self.pending = []
 
 

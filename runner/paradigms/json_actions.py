@@ -23,7 +23,7 @@ class JsonAction:
 
 def parse_json_action(reply: str) -> JsonAction:
     """The first JSON object in the reply that has an "action" key (code fences allowed)."""
-    obj = _first_action_object(reply or "")
+    obj = first_object(reply or "", ("action",))
     if obj is None:
         return JsonAction("none", problem='no JSON object with an "action" key')
     action = obj["action"]
@@ -47,7 +47,8 @@ def parse_json_action(reply: str) -> JsonAction:
     return JsonAction("tool_call", name=action.strip(), args=args)
 
 
-def _first_action_object(text: str) -> dict[str, Any] | None:
+def first_object(text: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    """The first JSON object in `text` holding one of `keys` (at most MAX_SCAN tries)."""
     decoder = json.JSONDecoder()
     start = text.find("{")
     tried = 0
@@ -57,7 +58,7 @@ def _first_action_object(text: str) -> dict[str, Any] | None:
             obj, _ = decoder.raw_decode(text, start)
         except json.JSONDecodeError:
             obj = None
-        if isinstance(obj, dict) and "action" in obj:
+        if isinstance(obj, dict) and any(k in obj for k in keys):
             return obj
         start = text.find("{", start + 1)
     return None

@@ -12,35 +12,12 @@ from scipy import signal as sps
 from scipy import stats
 
 import braintools
-from braintools import paths
 from braintools.data import Table
+from tests.braintools.calls import code, first_id, ok
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 EDF = "/input/eegmmidb/S001R02.edf"
 FIF = "/input/mne_sample/test_raw.fif"
-
-
-@pytest.fixture(autouse=True)
-def roots(tmp_path: Path) -> Path:
-    braintools.STATE.reset()
-    paths.use_roots(DATA, tmp_path / "file_check")
-    return tmp_path / "file_check"
-
-
-def ok(name: str, **args: Any) -> dict[str, Any]:
-    response = braintools.call(name, args)
-    assert "error" not in response, response
-    return response
-
-
-def code(name: str, **args: Any) -> str:
-    response = braintools.call(name, args)
-    assert "error" in response, response
-    return str(response["error"]["code"])
-
-
-def first_id(response: dict[str, Any]) -> str:
-    return next(str(v["id"]) for v in response.values() if isinstance(v, dict) and "id" in v)
 
 
 def edf_volts(channels: list[str]) -> tuple[np.ndarray, float]:

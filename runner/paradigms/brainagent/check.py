@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.paradigms.brainagent.plans import Bindings, PlanError, build_report, load_plan
+from runner.paradigms.brainagent.plans import Bindings, PlanError, build_report, finished, load_plan, next_segment
 from runner.run.artifacts import retain_artifacts
 from validation.context import ScoringContext
 from validation.instance import Instance
@@ -46,11 +46,14 @@ def run_plan(project_root: Path, instance: Instance, data_root: Path, workspace:
     braintools.paths.use_roots(data_root, workspace / "file_check")
     braintools.STATE.reset()
     bindings = Bindings(instance)
-    for step in plan.steps:
-        response = braintools.call(step.tool, bindings.resolve(step.args))
-        if "error" in response:
-            raise PlanError(f"{instance.case_id}: step {step.alias!r} ({step.tool}) failed: {response['error']['message']}")
-        bindings.responses[step.alias] = json.loads(json.dumps(response, default=str))
+    while segment := next_segment(plan, bindings):
+        for step in segment:
+            response = braintools.call(step.tool, bindings.resolve(step.args))
+            if "error" in response:
+                raise PlanError(f"{instance.case_id}: step {step.alias!r} ({step.tool}) failed: {response['error']['message']}")
+            bindings.responses[step.alias] = json.loads(json.dumps(response, default=str))
+    if not finished(plan, bindings):
+        raise PlanError(f"{instance.case_id}: the plan is stuck (a step refers to one that never runs)")
     return build_report(plan, bindings)
 
 

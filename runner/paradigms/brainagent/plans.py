@@ -16,6 +16,11 @@ first output with an id; "$alias.key" names the output). {"from": alias, "path":
 value read out of that step's response, the same in arguments and in the report. A report
 entry may also be {"param": name}, {"map": <value>, "cases": {"true": ..., "false": ...}}, or
 {"template": "text {a}", "values": {"a": <value>}}; "round" applies to numbers and lists.
+
+A step may carry "when": {"from": alias, "path": [...], "equals": <value>}: it runs only if
+that value equals the given one, as an agent decides from what it has seen (a refusal check,
+say). A step that does not run, or that needs one that did not, is skipped; a value read
+from a skipped step is its reference's "default" (an error without one).
 """
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ class PlanStep(BaseModel):
     alias: str = Field(alias="as")
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    when: dict[str, Any] | None = None  # {"from", "path", "equals"}: run only if that value equals
 
 
 class Plan(BaseModel):
@@ -93,10 +99,25 @@ class Bindings:
         self.params.update({"input": inputs[0] if inputs else None, "inputs": inputs,
                             **{f"input{i}": p for i, p in enumerate(inputs)}})
         self.responses: dict[str, dict[str, Any]] = {}
+        self.skipped: set[str] = set()
 
-    def ready(self, value: Any) -> bool:
-        """Whether every step `value` refers to has run."""
-        return all(alias in self.responses for alias in references(value))
+    def settled(self, alias: str) -> bool:
+        """Whether the step has run or been skipped."""
+        return alias in self.responses or alias in self.skipped
+
+    def ready(self, step: PlanStep) -> bool:
+        """Whether every step this one refers to (arguments and condition) is settled."""
+        return all(self.settled(alias) for alias in references([step.args, step.when]))
+
+    def runs(self, step: PlanStep) -> bool:
+        """Whether a ready step runs: nothing it needs was skipped, and its condition holds."""
+        if references(step.args) & self.skipped:
+            return False
+        if step.when is None:
+            return True
+        if step.when.get("from") in self.skipped:
+            return False
+        return bool(self.resolve({"from": step.when["from"], "path": step.when.get("path", [])}) == step.when.get("equals"))
 
     def resolve(self, value: Any) -> Any:
         """`value` with its templates, aliases and value references filled in."""
@@ -117,7 +138,7 @@ class Bindings:
         if isinstance(entry, dict) and "map" in entry:
             key = self.resolve(entry["map"])
             cases = entry.get("cases", {})
-            text = json.dumps(key) if not isinstance(key, str) else key
+            text = json.dumps(key) if not isinstance(key, str) else key  # true, false, null, 3, "label"
             if text not in cases:
                 raise PlanError(f"{self.case_id}: report map value {text!r} has no case in {list(cases)}")
             return self.resolve(cases[text])
@@ -155,6 +176,10 @@ class Bindings:
         raise PlanError(f"{self.case_id}: step {alias!r} registered no output {key or '(any)'!r}: {list(response)}")
 
     def _lookup(self, ref: dict[str, Any]) -> Any:
+        if ref["from"] in self.skipped:
+            if "default" not in ref:
+                raise PlanError(f"{self.case_id}: step {ref['from']!r} was skipped and the reference has no default")
+            return ref["default"]
         value: Any = self._response(ref["from"])
         for part in self.resolve(ref["path"]):
             if isinstance(value, dict) and str(part) in value:
@@ -187,14 +212,25 @@ def references(value: Any) -> set[str]:
     return set()
 
 
-def next_segment(plan: Plan, done: int, bindings: Bindings) -> list[PlanStep]:
-    """The longest run of the remaining steps whose references have all run already."""
-    segment = []
-    for step in plan.steps[done:]:
-        if not bindings.ready(step.args):
+def next_segment(plan: Plan, bindings: Bindings) -> list[PlanStep]:
+    """The longest run of unsettled steps that can run now; steps whose condition fails on
+    what is known are marked skipped on the way. Empty when the plan is done or stuck."""
+    segment: list[PlanStep] = []
+    for step in plan.steps:
+        if bindings.settled(step.alias):
+            continue
+        if not bindings.ready(step):
             break
+        if not bindings.runs(step):
+            bindings.skipped.add(step.alias)
+            continue
         segment.append(step)
     return segment
+
+
+def finished(plan: Plan, bindings: Bindings) -> bool:
+    """Whether every step has run or been skipped."""
+    return all(bindings.settled(step.alias) for step in plan.steps)
 
 
 def build_report(plan: Plan, bindings: Bindings) -> dict[str, Any]:

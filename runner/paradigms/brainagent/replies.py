@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-MAX_SCAN = 200  # '{' positions tried; bounds the work on hostile text
+from runner.paradigms.json_actions import first_object
+
 _SOLUTION = re.compile(r"<solution>(.*?)(?:</solution>|$)", re.IGNORECASE | re.DOTALL)
 
 
@@ -53,7 +54,7 @@ class SubagentReply:
 
 def parse_supervisor(text: str) -> SupervisorReply:
     """{"objectives": [...]} or {"final_report": ...} (or a <solution> block)."""
-    obj = first_object(text, ("objectives", "final_report"))
+    obj = first_object(text or "", ("objectives", "final_report"))
     if obj is None:
         solution = _SOLUTION.search(text or "")
         if solution and solution.group(1).strip():
@@ -74,7 +75,7 @@ def parse_supervisor(text: str) -> SupervisorReply:
 
 def parse_subagent(text: str) -> SubagentReply:
     """{"calls": [...]} or {"report": ...}."""
-    obj = first_object(text, ("calls", "report"))
+    obj = first_object(text or "", ("calls", "report"))
     if obj is None:
         return SubagentReply("none", problem='no JSON object with "calls" or "report"')
     if "report" in obj and "calls" not in obj:
@@ -97,23 +98,6 @@ def as_report(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-
-
-def first_object(text: str, keys: tuple[str, ...]) -> dict[str, Any] | None:
-    """The first JSON object in `text` holding one of `keys`."""
-    decoder = json.JSONDecoder()
-    text = text or ""
-    start, tried = text.find("{"), 0
-    while start != -1 and tried < MAX_SCAN:
-        tried += 1
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict) and any(k in obj for k in keys):
-            return obj
-        start = text.find("{", start + 1)
-    return None
 
 
 def _arguments(raw: Any) -> dict[str, Any] | str:

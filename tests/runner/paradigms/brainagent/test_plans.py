@@ -13,6 +13,7 @@ from runner.paradigms.brainagent.plans import (
     Plan,
     PlanError,
     build_report,
+    finished,
     load_plan,
     next_segment,
     references,
@@ -52,10 +53,29 @@ def test_segments_stop_at_the_first_step_needing_an_unrun_step():
               {"as": "s", "tool": "pick_channels", "args": {"recording": "$r"}},
               {"as": "t", "tool": "inspect_file", "args": {"path": "{input1}"}}], {})
     b = Bindings(instance({}))
-    assert [s.alias for s in next_segment(p, 0, b)] == ["r"]
+    assert [s.alias for s in next_segment(p, b)] == ["r"]
     b.responses["r"] = {"tool": "load_recording", "recording": {"id": "rec4"}}
-    assert [s.alias for s in next_segment(p, 1, b)] == ["s", "t"]
+    assert [s.alias for s in next_segment(p, b)] == ["s", "t"]
     assert b.resolve("$r") == "rec4" and b.resolve("$r.recording") == "rec4"
+
+
+def test_a_failed_condition_skips_the_step_and_what_needs_it():
+    p = plan([{"as": "c", "tool": "check_request", "args": {"recording": "rec1"}},
+              {"as": "x", "tool": "pick_channels", "args": {"recording": "rec1"},
+               "when": {"from": "c", "path": ["check", "value", "feasible"], "equals": True}},
+              {"as": "f", "tool": "time_features", "args": {"source": "$x", "features": ["rms"]}},
+              {"as": "i", "tool": "recording_info", "args": {"recording": "rec1"}}],
+             {"rms": {"from": "f", "path": ["features"], "default": None},
+              "ok": {"from": "c", "path": ["check", "value", "feasible"]}})
+    b = Bindings(instance({}))
+    assert [s.alias for s in next_segment(p, b)] == ["c"]
+    b.responses["c"] = {"check": {"id": "res1", "value": {"feasible": False}}}
+    assert [s.alias for s in next_segment(p, b)] == ["i"] and b.skipped == {"x", "f"}
+    b.responses["i"] = {"info": {}}
+    assert finished(p, b) and build_report(p, b) == {"rms": None, "ok": False}
+    del p.report["rms"]["default"]
+    with pytest.raises(PlanError, match="skipped"):
+        build_report(p, b)
 
 
 def test_report_reads_values_rounds_maps_and_fills_templates():
