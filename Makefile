@@ -22,7 +22,7 @@ EVAL_ARGS ?=
 RUNS     ?=
 REPORT_ARGS ?=
 
-.PHONY: setup data truth truth-check eval report test test-fast lint bench clean docker image browser
+.PHONY: setup data truth truth-check plans eval report test test-fast lint bench clean docker image browser
 
 setup: $(STAMP)
 
@@ -41,6 +41,10 @@ truth: data
 
 truth-check: data
 	$(PY) -m runner.cli truth --check
+
+# BrainAgent tool plans, run in-process: each instance's plan must reproduce its ground truth.
+plans: data
+	$(PY) -m runner.cli plans check
 
 eval: data
 	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --epochs $(EPOCHS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
