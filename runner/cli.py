@@ -64,6 +64,8 @@ def _run_readers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     logs.add_argument("--status", default=None)
     logs.add_argument("--task", default=None)
     logs.add_argument("--epoch", type=_epoch, default=None, help="only this epoch (runs made with --epochs)")
+    verify = sub.add_parser("verify", help="check a run directory is whole: results, instance records, artifact hashes")
+    verify.add_argument("run")
     show = sub.add_parser("show", help="print one instance's transcript (without CASE: the run's summary and metrics)")
     show.add_argument("run")
     show.add_argument("case", nargs="?", default=None, help="case id; CASE@K for its epoch K")
@@ -326,6 +328,23 @@ def cmd_plans(args: argparse.Namespace, env: Environment) -> int:
     return 1 if failures else 0
 
 
+def cmd_verify(args: argparse.Namespace, env: Environment) -> int:
+    """Exit 1, naming each problem, when the run directory is not whole."""
+    from rich.markup import escape
+
+    from runner.run.store import open_run
+    from runner.run.verify import verify_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    found = verify_run(store)
+    for problem in found.problems:
+        console.print(f"[red]problem:[/red] {escape(problem)}")
+    expected = f"/{found.expected}" if found.expected is not None else ""
+    state = "whole" if found.ok else f"{len(found.problems)} problem(s)"
+    console.print(f"run {store.run_id}: {found.finished}{expected} entries finished, {found.artifacts} artifacts checked: {state}")
+    return 0 if found.ok else 1
+
+
 def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
     """A run's instances, one row each (per epoch), and the EEGAgentBench metrics when it has
     T-instances (of epoch 1, or of --epoch)."""
@@ -421,7 +440,7 @@ def cmd_export(args: argparse.Namespace, env: Environment) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
-    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "plans": cmd_plans, "logs": cmd_logs,
+    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "plans": cmd_plans, "verify": cmd_verify, "logs": cmd_logs,
     "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser, "report": cmd_report,
     "compare": cmd_compare,
     "export": cmd_export,

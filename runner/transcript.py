@@ -17,6 +17,9 @@ InstanceStatus = Literal[
     "missing_action",
     "max_tool_calls",  # tools paradigm: a tool call past the tool-call ceiling
     "deadline",
+    "context_exceeded",  # the model's conversation outgrew the endpoint's context: scored as produced
+    "refused",  # the endpoint's refusal or content filter ended the reply: scored as produced
+    "request_rejected",  # another request error the model's turns caused (4xx): scored as produced
     "infra_error",
 ]
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from runner.transcript import Usage
-from validation.errors import EegbenchError
+from validation.errors import EegbenchError, UserError
 from validation.instance import Instance
 
 # {"role": "system"|"user"|"assistant", "content": "..."}; in the tools paradigm with native
@@ -19,13 +19,27 @@ from validation.instance import Instance
 Message = dict[str, Any]
 
 
-class ModelError(EegbenchError, RuntimeError):
-    """A failed model call. `infrastructure` errors (transport, 429, 5xx after retries)
-    end the instance as infra_error and are retried on resume; never scored as the model's."""
+# Whose failure a failed model call is (BrainBench's failure policy, appendix D):
+# transport - the endpoint or the network (after retries): infra_error, never scored, retried on resume;
+# harness   - a harness-side model could not answer (oracle without a reference, replay gap): infra_error;
+# setup     - the run is misconfigured (key, base URL, model name, a parameter the endpoint rejects):
+#             the whole run stops at once with one message, nothing is recorded for the instance;
+# context_exceeded, refused, rejected - the model's own conversation (too long, a refusal or
+#             content filter, another 4xx it caused): the instance ends with that status and is scored as produced.
+ModelFailure = Literal["transport", "harness", "setup", "context_exceeded", "refused", "rejected"]
 
-    def __init__(self, message: str, *, infrastructure: bool) -> None:
+
+class ModelError(EegbenchError, RuntimeError):
+    """A failed model call; `kind` says whose failure it is (see ModelFailure)."""
+
+    def __init__(self, message: str, *, infrastructure: bool, kind: ModelFailure | None = None) -> None:
         super().__init__(message)
-        self.infrastructure = infrastructure
+        self.kind: ModelFailure = kind or ("transport" if infrastructure else "harness")
+        self.infrastructure = self.kind == "transport"
+
+
+class ModelSetupError(UserError):
+    """The endpoint refuses this run's configuration: the run stops (nothing is scored for it)."""
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,23 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, SGLang, llama.cpp, Ollama, OpenRouter...).
 
-The SDK's own retrying is switched off so the policy is ours and visible:
-- timeouts, connection errors, 408, 409, 429 and 5xx are transport trouble: retried with
-  exponential backoff and full jitter (honouring Retry-After), then ModelError(infrastructure).
-- 401, 403 and 404 mean a wrong key, base URL or model name: the model never answered, so
-  the instance must not be scored against it. ModelError(infrastructure=True) at once (no
-  retry: it will not heal by itself; a resume after fixing the setup retries the instance).
-- any other 4xx (400 context length exceeded, 413, 422) rejects this conversation, which
-  the model's own turns made: retrying would get the same answer, and the protocol scores
-  everything the model did as produced. ModelError(infrastructure=False).
+The SDK's own retrying is switched off so the policy is ours and visible (BrainBench's
+failure policy, appendix D: score what the model caused, retry what the infrastructure did):
+- timeouts, connection errors, 408, 409, 429, 5xx and a malformed body (a 200 whose JSON is
+  truncated or has no choices) are transport trouble: retried with exponential backoff and
+  full jitter (honouring Retry-After), then ModelError(transport): infra_error, retried on resume.
+- 401, 403 and 404 (wrong key, base URL or model name), and any 4xx on the run's first
+  request (a parameter the endpoint rejects), are setup errors: the run stops at once.
+- a 400/413 saying the context is exceeded is the model's own growing transcript
+  (context_exceeded); a refusal or content-filter stop is the model's (refused); any other
+  4xx once the endpoint has answered rejects this conversation, which the model's turns made
+  (rejected). All three end the instance with that status and are scored as produced.
 The API key is handed to the SDK and never stored, logged or recorded.
 """
 from __future__ import annotations
 
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
-from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
+from runner.models.base import Completion, Message, Model, ModelError, ModelFailure, ModelSession, ToolCall
 from runner.transcript import Usage
 from validation.errors import UserError
 from validation.instance import Instance
@@ -35,6 +38,11 @@ BASE_URL_VARS = ("EEGBENCH_BASE_URL", "OPENAI_BASE_URL")
 API_KEY_VARS = ("EEGBENCH_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = frozenset({408, 409, 429})
 SETUP_STATUS = frozenset({401, 403, 404})
+# How endpoints say a prompt is too long (OpenAI, vLLM, llama.cpp, Anthropic-compatible proxies).
+CONTEXT_PATTERN = re.compile(
+    r"context[_ ]length|context (size|window)|maximum context|too many tokens|prompt is too long|"
+    r"exceeds? the (available )?context|input is too long", re.IGNORECASE)
+REFUSAL_PATTERN = re.compile(r"content[_ ](filter|policy|management)|safety system|flagged", re.IGNORECASE)
 
 
 def endpoint_from_env(env: Mapping[str, str]) -> tuple[str, str]:
@@ -89,6 +97,7 @@ class OpenAIModel(Model):
         # Backoff waits on the event, so close() cuts a pending wait short. Tests replace it.
         self._sleep: Callable[[float], object] = self._closing.wait
         self._random = random.Random()
+        self.answered = False  # set by the first successful reply: a 4xx before it is a setup error
         # Native function calling: None until an endpoint answered a request with `tools`;
         # False once it rejected one, after which the tools paradigm talks JSON text.
         self.native_tools: bool | None = None
@@ -137,8 +146,10 @@ class OpenAIModel(Model):
                 response = self._client.chat.completions.create(**self._request(messages, tools), **extra)
                 completion = _completion(response, time.perf_counter() - start)
                 completion.retries = retries
+                self.answered = True
+                _raise_refusal(self.name, response)
                 return completion
-            except (openai.APIError, _EmptyResponse) as exc:
+            except (openai.APIError, _EmptyResponse, ValueError) as exc:  # ValueError: a body that is not JSON
                 retry_after = self._check_retryable(exc, attempt)
                 what = _describe_error(exc)
             delay = self.backoff_delay(attempt, retry_after)
@@ -199,17 +210,35 @@ class OpenAIModel(Model):
             raise ModelError(
                 f"{self.name}: endpoint refused the request ({what}); check the base URL, "
                 "the API key and the model name",
-                infrastructure=True,
+                infrastructure=False, kind="setup",
             ) from exc
         if status is not None and status < 500 and status not in RETRY_STATUS:
-            raise ModelError(
-                f"{self.name}: request rejected ({what})", infrastructure=False
-            ) from exc
+            raise ModelError(f"{self.name}: request rejected ({what})", infrastructure=False,
+                             kind=self._rejection_kind(what)) from exc
         if attempt >= self.max_retries or self._closing.is_set():
             raise ModelError(
                 f"{self.name}: giving up after {attempt + 1} attempts ({what})", infrastructure=True
             ) from exc
         return _retry_after(exc)
+
+
+    def _rejection_kind(self, what: str) -> ModelFailure:
+        """Whose failure a 4xx is: the transcript's length, a refusal, the setup, or the conversation."""
+        if CONTEXT_PATTERN.search(what):
+            return "context_exceeded"
+        if REFUSAL_PATTERN.search(what):
+            return "refused"
+        return "rejected" if self.answered else "setup"
+
+
+def _raise_refusal(name: str, response: ChatCompletion) -> None:
+    """A reply the endpoint's refusal or content filter ended is the model's refusal."""
+    choice = response.choices[0]
+    refusal = getattr(choice.message, "refusal", None)
+    if choice.finish_reason == "content_filter" or refusal:
+        detail = f": {str(refusal)[:200]}" if refusal else ""
+        raise ModelError(f"{name}: the reply was refused (finish_reason {choice.finish_reason}){detail}",
+                         infrastructure=False, kind="refused")
 
 
 class _HttpSession(ModelSession):

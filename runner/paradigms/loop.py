@@ -12,12 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from runner.models.base import Completion, Message, ModelError, ModelSession
+from runner.models.base import Completion, Message, ModelError, ModelFailure, ModelSession, ModelSetupError
 from runner.settings import ControlLimits
 from runner.transcript import EventKind, InfraEvent, InstanceStatus, Turn
 from validation.instance import Instance
 
 C = TypeVar("C", bound=Completion)
+
+# How a failed model call ends the instance ("setup" stops the whole run instead).
+MODEL_FAILURE_STATUS: dict[ModelFailure, InstanceStatus] = {
+    "transport": "infra_error", "harness": "infra_error", "setup": "infra_error",
+    "context_exceeded": "context_exceeded", "refused": "refused", "rejected": "request_rejected",
+}
 
 
 @dataclass
@@ -103,8 +109,9 @@ class TurnLoop:
         try:
             completion = call()
         except ModelError as exc:
-            kind = "infrastructure" if exc.infrastructure else "request"
-            raise Stop("infra_error", f"model {kind} error: {exc}") from exc
+            if exc.kind == "setup":
+                raise ModelSetupError(f"{self.instance.case_id}: {exc}") from exc
+            raise Stop(MODEL_FAILURE_STATUS[exc.kind], f"model {exc.kind} error: {exc}") from exc
         for retry in completion.retries:
             self._event("model_retry", retry)
         return completion

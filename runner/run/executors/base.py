@@ -58,5 +58,6 @@ class Executor(ABC):
 
     @abstractmethod
     def run(self, instances: list[Instance], jobs: int, job: Job, stop: threading.Event) -> None:
-        """Return when every instance is done; on KeyboardInterrupt set `stop`, call
-        `job.abort()`, wait for running work to return, and re-raise."""
+        """Return when every instance is done. On KeyboardInterrupt, or an error a job raised
+        (ModelSetupError stops the run), set `stop`, call `job.abort()`, wait for running work
+        to return, and re-raise."""

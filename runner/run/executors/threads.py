@@ -21,7 +21,7 @@ class ThreadExecutor(Executor):
         pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="instance")
         try:
             self._drive(pool, list(reversed(instances)), jobs, job)
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, SIGTERM, or a worker's run-stopping error (ModelSetupError)
             stop.set()
             job.abort()
             pool.shutdown(wait=True, cancel_futures=True)

@@ -6,84 +6,16 @@ import logging
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from runner.models.base import ModelError
 from runner.models.openai_client import OpenAIModel, endpoint_from_env
+from tests.endpoint_stub import RawServer, ScriptedServer, completion_body, error, ok
 from validation.errors import UserError
 
 KEY = "sk-test-secret-0123456789"
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
-
-
-def completion_body(text: str = "hello there") -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "m",
-        "choices": [{
-            "index": 0,
-            "finish_reason": "stop",
-            "message": {"role": "assistant", "content": text},
-        }],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-    }
-
-
-class ScriptedServer:
-    """Answers each POST with the next (status, body, headers, delay_s); records requests."""
-
-    def __init__(self, answers: list[tuple]) -> None:
-        self.answers = list(answers)
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                length = int(self.headers.get("Content-Length", 0))
-                outer.requests.append({
-                    "path": self.path,
-                    "auth": self.headers.get("Authorization"),
-                    "body": json.loads(self.rfile.read(length)),
-                })
-                status, body, headers, delay = outer.answers.pop(0)
-                time.sleep(delay)
-                payload = json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    for name, value in {"Content-Type": "application/json", **headers}.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:
-                    pass  # the client gave up (timeout test)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> ScriptedServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def error(status: int, headers: dict | None = None, delay: float = 0.0) -> tuple:
-    return (status, {"error": {"message": f"status {status}", "type": "x"}}, headers or {}, delay)
-
-
-def ok(text: str = "hello there", delay: float = 0.0) -> tuple:
-    return (200, completion_body(text), {}, delay)
 
 
 def model(url: str, **kwargs) -> OpenAIModel:
@@ -147,21 +79,77 @@ def test_timeout_is_retried_then_infrastructure():
     assert len(server.requests) == 2
 
 
-def test_bad_request_is_the_runs_problem_and_not_retried():
+def test_a_4xx_on_the_first_request_is_a_setup_error_and_not_retried():
     with ScriptedServer([error(400), ok()]) as server:
         with pytest.raises(ModelError, match="HTTP 400") as info:
             model(server.url).session(None).complete(MESSAGES)
-    assert info.value.infrastructure is False
+    assert (info.value.kind, info.value.infrastructure) == ("setup", False)
     assert len(server.requests) == 1
+
+
+def test_a_4xx_after_the_endpoint_answered_is_the_conversations():
+    with ScriptedServer([ok(), error(422)]) as server:
+        client = model(server.url)
+        client.session(None).complete(MESSAGES)
+        with pytest.raises(ModelError, match="HTTP 422") as info:
+            client.session(None).complete(MESSAGES)
+    assert info.value.kind == "rejected" and len(server.requests) == 2
 
 
 @pytest.mark.parametrize("status", [401, 403, 404])
-def test_setup_errors_are_infrastructure_without_retry(status):
-    with ScriptedServer([error(status), ok()]) as server:
+def test_setup_errors_are_not_retried(status):
+    with ScriptedServer([ok(), error(status), ok()]) as server:
+        client = model(server.url)
+        client.session(None).complete(MESSAGES)  # even after a success: the key or model went bad
         with pytest.raises(ModelError, match="check the base URL, the API key") as info:
+            client.session(None).complete(MESSAGES)
+    assert (info.value.kind, info.value.infrastructure) == ("setup", False)
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("status, message", [
+    (400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens."),
+    (400, "the request exceeds the available context size, try increasing it"),  # llama.cpp
+    (413, "prompt is too long: 210000 tokens > 200000 maximum"),
+])
+def test_context_overflow_is_the_models_failure_even_on_the_first_request(status, message):
+    body = {"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}}
+    with ScriptedServer([(status, body, {}, 0.0)]) as server:
+        with pytest.raises(ModelError) as info:
             model(server.url).session(None).complete(MESSAGES)
-    assert info.value.infrastructure is True
-    assert len(server.requests) == 1
+    assert info.value.kind == "context_exceeded" and len(server.requests) == 1
+
+
+def test_content_filter_stop_and_refusal_are_the_models():
+    filtered = completion_body("I can")
+    filtered["choices"][0]["finish_reason"] = "content_filter"
+    refusal = completion_body("")
+    refusal["choices"][0]["message"]["refusal"] = "I can't help with that."
+    blocked = (400, {"error": {"message": "The response was filtered due to the prompt triggering content management policy", "code": "content_filter"}}, {}, 0.0)
+    with ScriptedServer([(200, filtered, {}, 0.0), (200, refusal, {}, 0.0), blocked]) as server:
+        client = model(server.url)
+        kinds = []
+        for _ in range(3):
+            with pytest.raises(ModelError) as info:
+                client.session(None).complete(MESSAGES)
+            kinds.append(info.value.kind)
+    assert kinds == ["refused", "refused", "refused"]
+
+
+def test_a_truncated_json_body_is_retried_like_a_5xx():
+    truncated = json.dumps(completion_body("cut"))[:37].encode()
+    with RawServer([truncated, b"<html>bad gateway</html>"], [ok("whole")]) as server:
+        completion = model(server.url).session(None).complete(MESSAGES)
+    assert completion.text == "whole" and len(server.requests) == 3
+    assert len(completion.retries) == 2 and "attempt 1 failed" in completion.retries[0]
+
+
+def test_malformed_bodies_until_retries_run_out_are_transport_errors():
+    truncated = json.dumps(completion_body("cut"))[:37].encode()
+    with RawServer([truncated] * 4, []) as server:
+        with pytest.raises(ModelError, match="giving up after 4 attempts") as info:
+            model(server.url).session(None).complete(MESSAGES)
+    assert info.value.kind == "transport" and info.value.infrastructure is True
 
 
 def test_a_200_without_choices_is_retried():

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from runner.models.base import Completion, ModelError, ModelSession
+from runner.models.base import Completion, ModelError, ModelSession, ModelSetupError
 from runner.paradigms import prompts
 from runner.paradigms.codeact import CodeActLoop
 from runner.sandbox.base import SandboxError
@@ -159,3 +159,18 @@ def test_sandbox_failure_is_an_event_too():
                        ControlLimits(), on_event=events.append)
     assert loop.run().status == "infra_error"
     assert [e.kind for e in events] == ["sandbox_failure"] and "gone" in events[0].detail
+
+
+@pytest.mark.parametrize("kind, status", [
+    ("transport", "infra_error"), ("harness", "infra_error"), ("context_exceeded", "context_exceeded"),
+    ("refused", "refused"), ("rejected", "request_rejected"),
+])
+def test_a_failed_model_call_ends_the_instance_by_whose_failure_it_is(kind, status):
+    outcome, _ = run(["<execute>print(1)</execute>", ModelError("boom", infrastructure=kind == "transport", kind=kind)])
+    assert outcome.status == status and "boom" in (outcome.error or "")
+    assert len(outcome.turns) == 1  # the turns before it are kept, and scored for what they produced
+
+
+def test_a_setup_error_stops_the_run_instead_of_ending_the_instance():
+    with pytest.raises(ModelSetupError, match="fa_demo-01: bad key"):
+        run([ModelError("bad key", infrastructure=False, kind="setup")])
