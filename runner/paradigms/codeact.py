@@ -94,7 +94,7 @@ class CodeActLoop(TurnLoop):
         turn.code = code
         turn.code_sha256 = sha256_text(code)
         try:
-            obs = self.sandbox.execute(code)
+            obs = self.sandbox.execute(code, timeout_s=self.time_left())
         except SandboxError as exc:
             self._record(turn)
             self._event("sandbox_failure", str(exc), turn.index)

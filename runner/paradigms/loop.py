@@ -121,6 +121,10 @@ class TurnLoop:
         self.on_event(InfraEvent(kind=kind, detail=detail, turn=len(self.turns) if turn is None else turn,
                                  at_s=round(time.monotonic() - self.started, 3)))
 
+    def time_left(self) -> float:
+        """Seconds until the instance deadline: what bounds the next execution's timeout."""
+        return self.deadline - time.monotonic()
+
     def _check_time(self) -> None:
         if self.should_stop():
             raise Stop("infra_error", "run interrupted")

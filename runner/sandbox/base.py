@@ -53,8 +53,9 @@ class Sandbox(ABC):
     spec: SandboxSpec
 
     @abstractmethod
-    def execute(self, code: str) -> Observation:
-        """Run one cell under the spec's timeout and output budget; never raises for model errors."""
+    def execute(self, code: str, timeout_s: float | None = None) -> Observation:
+        """Run one cell under the spec's timeout (or `timeout_s` when that is shorter: the time
+        left before the instance deadline) and output budget; never raises for model errors."""
 
     @abstractmethod
     def alive(self) -> bool:

@@ -195,9 +195,12 @@ class KernelSandbox(Sandbox):
 
     # -- Sandbox --
 
-    def execute(self, code: str) -> Observation:
+    def execute(self, code: str, timeout_s: float | None = None) -> Observation:
         """Run one cell (cell.run_cell); a close() racing it gives an infra_error observation."""
-        return cell.run_cell_unless_closed(self, code, self.spec.limits, lambda: self._closed)
+        limits = self.spec.limits
+        if timeout_s is not None and timeout_s < limits.exec_timeout_s:
+            limits = limits.model_copy(update={"exec_timeout_s": max(0.1, round(timeout_s, 3))})
+        return cell.run_cell_unless_closed(self, code, limits, lambda: self._closed)
 
     def close(self) -> None:
         """Ask the kernel to exit, stop it for good, remove the host state; keep the workspace."""

@@ -8,6 +8,7 @@ shared_state, and the result says so.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ class KernelTools:
         self.sandbox = sandbox
         self.max_chars = max_chars
         self.summary_chars = summary_chars
+        self.time_left: Callable[[], float | None] = lambda: None  # the loop sets the instance deadline's
 
     def call(self, tool: str, arguments: dict[str, Any] | str) -> CallOutcome:
         """Run one call (SandboxError when the sandbox itself fails)."""
@@ -45,7 +47,8 @@ class KernelTools:
                                          "message": f"arguments: not a JSON object: {arguments[:200]!r}"}})
             return CallOutcome(text, False, "bad_argument")
         request = json.dumps({"tool": tool, "arguments": arguments}, ensure_ascii=False, default=str)
-        obs = self.sandbox.execute(f"import braintools as _bt\n_bt.serve({request!r}, {self.max_chars})")
+        obs = self.sandbox.execute(f"import braintools as _bt\n_bt.serve({request!r}, {self.max_chars})",
+                                   timeout_s=self.time_left())
         response = _marker_json(obs.text, RESULT_MARKER)
         if not isinstance(response, dict):
             return _failed_execution(obs)
@@ -56,7 +59,8 @@ class KernelTools:
 
     def summary(self) -> tuple[str, Observation]:
         """The shared_state view shown before a planning round."""
-        obs = self.sandbox.execute(f"import braintools as _bt\n_bt.summary({self.summary_chars})")
+        obs = self.sandbox.execute(f"import braintools as _bt\n_bt.summary({self.summary_chars})",
+                                   timeout_s=self.time_left())
         value = _marker_json(obs.text, SUMMARY_MARKER)
         if isinstance(value, str):
             return value, obs

@@ -48,6 +48,7 @@ class BrainAgentLoop(TurnLoop):
         ]
         super().__init__(instance, session, controls, messages, **hooks)
         self.tools = tools
+        self.tools.time_left = self.time_left
         self.calls_made = 0
         self.ceiling_told = False
         self.forced = False

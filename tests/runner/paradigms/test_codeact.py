@@ -43,11 +43,13 @@ class Replies(ModelSession):
 class FakeSandbox:
     def __init__(self, observations=None, raises=None):
         self.codes: list[str] = []
+        self.timeouts: list[float | None] = []
         self.observations = observations or {}
         self.raises = raises
 
-    def execute(self, code):
+    def execute(self, code, timeout_s=None):
         self.codes.append(code)
+        self.timeouts.append(timeout_s)
         if self.raises:
             raise self.raises
         return self.observations.get(code, Observation(text="ok", status="ok", duration_s=0.0))
@@ -174,3 +176,10 @@ def test_a_failed_model_call_ends_the_instance_by_whose_failure_it_is(kind, stat
 def test_a_setup_error_stops_the_run_instead_of_ending_the_instance():
     with pytest.raises(ModelSetupError, match="fa_demo-01: bad key"):
         run([ModelError("bad key", infrastructure=False, kind="setup")])
+
+
+def test_each_execution_is_bounded_by_the_time_left_before_the_deadline():
+    sandbox = FakeSandbox()
+    run(["<execute>a</execute>", "<execute>b</execute>", "<solution>{}</solution>"], sandbox, deadline_s=30.0)
+    first, second = sandbox.timeouts
+    assert 29.0 < first <= 30.0 and second <= first
