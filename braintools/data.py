@@ -62,6 +62,13 @@ class Signal:
         """Samples per channel."""
         return int(self.data.shape[1])
 
+    def derive(self, data: np.ndarray, what: str, *, ch_names: list[str] | None = None,
+               ch_types: list[str] | None = None, first_sample: int = 0) -> Signal:
+        """A new signal made from this one: new data (starting `first_sample` samples in),
+        optionally new channels, the history extended by `what`."""
+        return Signal(data, self.sfreq, list(ch_names or self.ch_names), list(ch_types or self.ch_types),
+                      self.start_s + first_sample / self.sfreq, self.history + [what], self.annotations)
+
     def describe(self) -> dict[str, Any]:
         """What the agent is shown about it."""
         names = self.ch_names if len(self.ch_names) <= 12 else self.ch_names[:10] + [f"... {len(self.ch_names) - 10} more"]

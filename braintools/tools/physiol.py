@@ -6,7 +6,6 @@ Per-channel results have the shape {channel: {feature: value}} and per-segment r
 """
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import numpy as np
@@ -42,37 +41,6 @@ def _window(sig: Signal, window: list[float] | None, argument: str) -> tuple[int
     if window is not None and len(window) != 2:
         raise ToolError("bad_argument", f"{argument}: expected [start_s, end_s]", argument=argument)
     return _span(sig, None, None, argument) if window is None else _span(sig, window[0], window[1], argument)
-
-
-def _derived(sig: Signal, data: np.ndarray, what: str, names: list[str], types: list[str], start: int = 0) -> Signal:
-    return Signal(data, sig.sfreq, names, types, sig.start_s + start / sig.sfreq, sig.history + [what], sig.annotations)
-
-
-@tool("physiol")
-def derive_channel(source: str, expression: str, name: str | None = None) -> dict[str, object]:
-    """A channel computed from others by sums and differences, e.g. "EOG1 - EOG2" or a single name.
-
-    Terms are separated by " - " or " + " (spaces around the sign, since names may hold hyphens).
-
-    Parameters
-    ----------
-    source : str
-        Id of a signal.
-    expression : str
-        Channel names joined by " - " / " + ", e.g. "EOG EOG1 - EOG EOG2".
-    name : str, optional
-        The new channel's name (default the expression).
-    """
-    sig = refs.signal(source)
-    parts = re.split(r"\s+([+-])\s+", expression.strip())
-    names, signs = parts[0::2], [1.0] + [1.0 if s == "+" else -1.0 for s in parts[1::2]]
-    if not names or any(not n for n in names):
-        raise ToolError("bad_argument", f"expression: cannot read {expression!r}", argument="expression")
-    picks = refs.channel_indices(sig.ch_names, names, "expression")
-    data = sum(sign * sig.data[i] for sign, i in zip(signs, picks))
-    out = _derived(sig, np.asarray(data, float)[None, :], f"derived {expression}", [name or expression.strip()],
-                   [sig.ch_types[picks[0]]])
-    return {"signal": New("views", "sig", out)}
 
 
 @tool("physiol")
@@ -186,8 +154,8 @@ def regress_out(source: str, regressors: list[str], channels: list[str] | None =
         entry["intercept"] = float(coef[0, j]) if model == "intercept" else 0.0
         entry["variance_removed_pct"] = float(100 * (1 - cleaned[j].var() / sig.data[i, a0:a1].var()))
         report[sig.ch_names[i]] = entry
-    out = _derived(sig, cleaned, f"regressed out {regressors} ({model})", [sig.ch_names[i] for i in picks],
-                   [sig.ch_types[i] for i in picks], a0)
+    out = sig.derive(cleaned, f"regressed out {regressors} ({model})", ch_names=[sig.ch_names[i] for i in picks],
+                     ch_types=[sig.ch_types[i] for i in picks], first_sample=a0)
     return {"signal": New("views", "sig", out), "coefficients": result("regression", report, model=model, regressors=regressors)}
 
 

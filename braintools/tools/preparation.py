@@ -5,6 +5,7 @@ place, so every intermediate view stays addressable.
 """
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -115,7 +116,7 @@ def set_channel_types(source: str, types: dict[str, str]) -> dict[str, object]:
     new_types = list(sig.ch_types)
     for name, kind in types.items():
         new_types[refs.channel_indices(sig.ch_names, [name], "types")[0]] = kind
-    return {"signal": New("views", "sig", _derive(sig, sig.data, f"types set {types}", ch_types=new_types))}
+    return {"signal": New("views", "sig", sig.derive(sig.data, f"types set {types}", ch_types=new_types))}
 
 
 @tool("preparation")
@@ -155,29 +156,34 @@ def rereference(source: str, reference: str | list[str] | None = None,
         what = f"referenced to {reference}"
     data = sig.data.copy()
     data[targets] -= ref
-    return {"signal": New("views", "sig", _derive(sig, data, what))}
+    return {"signal": New("views", "sig", sig.derive(data, what))}
 
 
 @tool("preparation")
-def bipolar(source: str, anode: str, cathode: str, name: str | None = None) -> dict[str, object]:
-    """A derived channel anode minus cathode (e.g. "EOG1" - "EOG2"), as a one-channel signal.
+def derive_channel(source: str, expression: str, name: str | None = None) -> dict[str, object]:
+    """A channel computed from others by sums and differences, e.g. "EOG1 - EOG2" or a single name.
+
+    Terms are separated by " - " or " + " (spaces around the sign, since names may hold hyphens).
 
     Parameters
     ----------
     source : str
         Id of a signal.
-    anode : str
-        Channel added.
-    cathode : str
-        Channel subtracted.
+    expression : str
+        Channel names joined by " - " / " + ", e.g. "EOG EOG1 - EOG EOG2".
     name : str, optional
-        The new channel's name (default "anode-cathode").
+        The new channel's name (default the expression).
     """
     sig = refs.signal(source)
-    a, c = refs.channel_indices(sig.ch_names, [anode], "anode")[0], refs.channel_indices(sig.ch_names, [cathode], "cathode")[0]
-    data = (sig.data[a] - sig.data[c])[None, :]
-    return {"signal": New("views", "sig", _derive(sig, data, f"bipolar {anode}-{cathode}", ch_names=[name or f"{anode}-{cathode}"],
-                                                   ch_types=[sig.ch_types[a]]))}
+    parts = re.split(r"\s+([+-])\s+", expression.strip())
+    names, signs = parts[0::2], [1.0] + [1.0 if s == "+" else -1.0 for s in parts[1::2]]
+    if not names or any(not n for n in names):
+        raise ToolError("bad_argument", f"expression: cannot read {expression!r}", argument="expression")
+    picks = refs.channel_indices(sig.ch_names, names, "expression")
+    data = sum(sign * sig.data[i] for sign, i in zip(signs, picks))
+    out = sig.derive(np.asarray(data, float)[None, :], f"derived {expression}", ch_names=[name or expression.strip()],
+                     ch_types=[sig.ch_types[picks[0]]])
+    return {"signal": New("views", "sig", out)}
 
 
 @tool("preparation")
@@ -239,7 +245,7 @@ def filter_signal(source: str, l_freq: float | None = None, h_freq: float | None
         run = sps.sosfiltfilt if zero_phase else sps.sosfilt
         data[picks] = run(sos, sig.data[picks], axis=-1)
         what = f"Butterworth order {iir_order} {l_freq}-{h_freq} Hz{' zero-phase' if zero_phase else ''}"
-    return {"signal": New("views", "sig", _derive(sig, data, what))}
+    return {"signal": New("views", "sig", sig.derive(data, what))}
 
 
 @tool("preparation")
@@ -261,7 +267,7 @@ def notch_filter(source: str, freqs: list[float], channels: list[str] | None = N
     picks = refs.channel_indices(sig.ch_names, channels)
     data = sig.data.copy()
     data[picks] = mne.filter.notch_filter(sig.data[picks], sig.sfreq, np.asarray(freqs, float), verbose="ERROR")
-    return {"signal": New("views", "sig", _derive(sig, data, f"notch {freqs} Hz"))}
+    return {"signal": New("views", "sig", sig.derive(data, f"notch {freqs} Hz"))}
 
 
 @tool("preparation")
@@ -282,7 +288,7 @@ def resample_signal(source: str, sfreq: float) -> dict[str, object]:
         raise ToolError("bad_argument", "sfreq: must be positive", argument="sfreq")
     check_size(sig.data.size * sfreq / sig.sfreq, "the resampled signal")
     data = mne.filter.resample(sig.data, up=sfreq, down=sig.sfreq, verbose="ERROR")
-    out = _derive(sig, data, f"resampled to {sfreq:g} Hz")
+    out = sig.derive(data, f"resampled to {sfreq:g} Hz")
     out.sfreq = float(sfreq)
     return {"signal": New("views", "sig", out)}
 
@@ -326,13 +332,7 @@ def crop_signal(source: str, start_s: float | None = None, end_s: float | None =
     if not 0 <= start < stop <= sig.n_samples:
         span = f"{sig.start_s:g}-{sig.start_s + sig.n_samples / sig.sfreq:g} s"
         raise ToolError("out_of_range", f"start_s/end_s: {start_s:g}-{end:g} s is not inside the signal ({span})", argument="end_s")
-    out = _derive(sig, sig.data[:, start:stop].copy(), f"cropped {start_s:g}-{end:g} s")
+    out = sig.derive(sig.data[:, start:stop].copy(), f"cropped {start_s:g}-{end:g} s")
     out.start_s = (first + start) / sig.sfreq
     return {"signal": New("views", "sig", out)}
 
-
-def _derive(sig: Signal, data: np.ndarray, what: str, *, ch_names: list[str] | None = None,
-            ch_types: list[str] | None = None) -> Signal:
-    """A new signal from `sig` with new data, its history extended by `what`."""
-    return Signal(data, sig.sfreq, list(ch_names or sig.ch_names), list(ch_types or sig.ch_types), sig.start_s,
-                  sig.history + [what], sig.annotations)
