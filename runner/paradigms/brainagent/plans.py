@@ -36,6 +36,7 @@ from validation.instance import Instance
 
 PLANS_DIR = "reference_plans"
 _TEMPLATE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+_ALIAS = re.compile(r"\$([A-Za-z_]\w*)(\.\w+)?")  # "$alias" or "$alias.output"
 
 
 class PlanError(UserError, ValueError):
@@ -151,7 +152,7 @@ class Bindings:
         return _round(value, decimals) if decimals is not None else value
 
     def _string(self, text: str) -> Any:
-        if text.startswith("$") and re.fullmatch(r"\$[A-Za-z_][\w]*(\.[\w]+)?", text):
+        if _ALIAS.fullmatch(text):
             return self._id(text[1:])
         whole = _TEMPLATE.fullmatch(text)
         if whole:
@@ -202,7 +203,7 @@ class Bindings:
 def references(value: Any) -> set[str]:
     """The step aliases `value` refers to ("$alias", {"from": alias})."""
     if isinstance(value, str):
-        match = re.fullmatch(r"\$([A-Za-z_]\w*)(\.\w+)?", value)
+        match = _ALIAS.fullmatch(value)
         return {match.group(1)} if match else set()
     if isinstance(value, list):
         return set().union(*(references(v) for v in value)) if value else set()
