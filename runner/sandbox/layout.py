@@ -100,4 +100,13 @@ def sandbox_env(limits: Limits, kernel_python: str) -> dict[str, str]:
         "JUPYTER_RUNTIME_DIR": "/tmp/jupyter",
         "MPLCONFIGDIR": "/tmp/mpl",
         "MNE_DONTWRITE_HOME": "true",
+        # tqdm.auto (imported by yasa, used by mne) finds the kernel but no ipywidgets and warns
+        # on stderr, i.e. into the model's first observation. ipywidgets is not the cure: its
+        # bar reaches the model as one frozen "0%" snapshot. The console bar it falls back to
+        # shows real progress; the filter silences that one message only (no import needed).
+        "PYTHONWARNINGS": "ignore:IProgress not found",
+        # The console bar redraws every 0.1 s, and each redraw stays in the observation (no
+        # terminal collapses the \r): a 15 s loop would fill the output budget. Explicit
+        # mininterval= in the model's code still wins.
+        "TQDM_MININTERVAL": "5",
     }
