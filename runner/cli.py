@@ -150,6 +150,8 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--memory-mb", type=int, default=r.memory_mb)
     p.add_argument("--pids", type=int, default=r.pids)
     p.add_argument("--cpus", type=float, default=r.cpus)
+    p.add_argument("--workspace-mb", type=int, default=r.workspace_mb,
+                   help="size of /workspace's own file system (0: unbounded); a cell writing past it gets ENOSPC")
     p.add_argument("--temperature", type=float, default=m.temperature)
     p.add_argument("--max-tokens", type=int, default=m.max_tokens, help="default: 2048 (openai), 512 (local)")
     p.add_argument("--stop", action="append", default=None, help="stop sequence (repeatable)")
@@ -195,7 +197,8 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
                 tool_calling=args.tool_calling, max_objectives=args.max_objectives,
                 max_planning_rounds=args.max_planning_rounds, state_summary_chars=args.state_summary,
             ),
-            resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus),
+            resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus,
+                                     workspace_mb=args.workspace_mb),
             model_settings=ModelSettings(
                 temperature=args.temperature, max_tokens=args.max_tokens,
                 stop=tuple(args.stop) if args.stop else None,

@@ -20,6 +20,8 @@ from runner.run.records import split_key
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
 from runner.sandbox import choose_backend
+from runner.sandbox import workspace as workspaces
+from runner.sandbox.base import Backend, SandboxError
 from runner.scoring.scorer import Scorer, build_scorer
 from validation.errors import InfrastructureError, UserError
 from validation.instance import Instance
@@ -68,9 +70,11 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
     console.print(f"sandbox: {backend.name} ({choice})")
     if not available and paradigm.needs_sandbox:
         raise InfrastructureError(f"sandbox backend {backend.name} cannot run here: {why}")
-    stale = backend.collect_stale()
+    if paradigm.needs_sandbox:
+        check_sandbox_limits(config, backend)
+    stale = backend.collect_stale() + workspaces.collect_stale()
     if stale:
-        console.print(f"collected {stale} leftover sandbox(es) of crashed runs")
+        console.print(f"collected {stale} leftover sandbox(es) and workspace(s) of crashed runs")
     model = build_model(config.model, env=env, settings=config.model_settings)
     scorer: Scorer | None = None
     try:
@@ -91,6 +95,20 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
         if scorer is not None:
             scorer.close()
         model.close()
+
+
+def check_sandbox_limits(config: RunConfig, backend: Backend) -> None:
+    """The limits the run asks for can be enforced by this backend here, or UserError says why
+    and what to change (before the run directory exists)."""
+    try:
+        workspaces.check_bounded(config.resources.workspace_mb)
+    except SandboxError as exc:
+        raise UserError(f"--workspace-mb {config.resources.workspace_mb}: {exc}") from None
+    shared = backend.shared_process_budget()
+    if shared and (config.jobs > 1 or config.warm_pool):
+        concurrency = f"--jobs {config.jobs}" if config.jobs > 1 else "--warm-pool"
+        raise UserError(f"{concurrency}: concurrent sandboxes would share one process budget: {shared}; "
+                        "run as root with cgroup v1 writable, use --sandbox docker, or run one at a time (--jobs 1)")
 
 
 def load_instances(config: RunConfig, env: Environment) -> list[Instance]:

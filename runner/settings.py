@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ParserMode = Literal["auto", "rules", "llm"]
 PARSER_MODES: tuple[ParserMode, ...] = ("auto", "rules", "llm")
 ToolCalling = Literal["auto", "text"]
+WORKSPACE_MIN_MB = 16  # ext4 needs a few MB of its own
 
 
 class ExecutionLimits(BaseModel):
@@ -40,6 +41,15 @@ class ResourceLimits(BaseModel):
     memory_mb: int = Field(4096, ge=128)
     pids: int = Field(256, ge=16)
     cpus: float = Field(1.0, gt=0)
+    # /workspace's own file system (runner/sandbox/workspace.py); 0: unbounded
+    workspace_mb: int = Field(2048, ge=0)
+
+    @field_validator("workspace_mb")
+    @classmethod
+    def _workspace_fits_ext4(cls, value: int) -> int:
+        if 0 < value < WORKSPACE_MIN_MB:
+            raise ValueError(f"use 0 (unbounded) or at least {WORKSPACE_MIN_MB} MB")
+        return value
 
 
 class SandboxLimits(ResourceLimits, ExecutionLimits):

@@ -23,6 +23,18 @@ InstanceStatus = Literal[
     "infra_error",
 ]
 
+# Observation.host_overloaded: more runnable tasks than CPUs, and under half a CPU for the cell.
+OVERLOAD_LOAD = 1.0
+OVERLOAD_CPU_SHARE = 0.5
+
+
+def starved(duration_s: float, cpu_s: float | None, host_load: float | None) -> bool:
+    """The host ran more than one runnable task per CPU and the kernel got under half of the
+    wall time as CPU: a timeout then may be the harness's failure (a starved machine), not
+    the model's. Unknown CPU time or load is never counted."""
+    if cpu_s is None or host_load is None:
+        return False
+    return host_load > OVERLOAD_LOAD and cpu_s < OVERLOAD_CPU_SHARE * duration_s
 
 EventKind = Literal["model_retry", "kernel_restart", "sandbox_failure", "interrupted"]
 
@@ -54,6 +66,14 @@ class Observation(BaseModel):
     error_value: str | None = None
     restarted: bool = False  # the kernel was killed and restarted after this execution
     truncated_chars: int = 0  # characters removed by head+tail truncation
+    # Up to the end of the execution, or to its timeout: the kernel's CPU seconds (None when
+    # unknown, e.g. it died) and the host's 1-minute load average per CPU.
+    cpu_s: float | None = None
+    host_load: float | None = None
+
+    def host_overloaded(self) -> bool:
+        """A timeout that coincides with host overload (see `starved`)."""
+        return self.status == "timeout" and starved(self.duration_s, self.cpu_s, self.host_load)
 
 
 class ToolCallRecord(BaseModel):
@@ -68,6 +88,12 @@ class ToolCallRecord(BaseModel):
     truncated_chars: int = 0
     duration_s: float = 0.0
     registered: list[str] = Field(default_factory=list)  # brainagent: shared_state ids the call made
+    cpu_s: float | None = None  # brainagent: the kernel execution's, as in Observation
+    host_load: float | None = None
+
+    def host_overloaded(self) -> bool:
+        """A tool call that timed out while the host was overloaded (see `starved`)."""
+        return self.error_code == "timeout" and starved(self.duration_s, self.cpu_s, self.host_load)
 
 
 class Turn(BaseModel):

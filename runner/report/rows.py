@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from runner.run.records import ResultRecord, TranscriptRecord, entry_key
 from runner.run.store import MissingRecord, RunStore
+from runner.transcript import Observation, ToolCallRecord
 from validation import unit_registry
 from validation.errors import UserError
 from validation.instance import Instance
@@ -27,6 +28,15 @@ DIFFICULTY_LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 # Statuses where the model ended with a final report of its own (forced_solution: on the
 # last round, as BrainBench's CodeAct asks for one).
 ANSWERED = ("solution", "forced_solution")
+
+
+class OverloadedTimeout(BaseModel):
+    """A timed-out execution that coincided with host overload (Observation.host_overloaded)."""
+
+    turn: int
+    duration_s: float
+    cpu_s: float
+    host_load: float  # 1-minute load average per CPU
 
 
 class UnitRow(BaseModel):
@@ -76,6 +86,7 @@ class InstanceRow(BaseModel):
     unscored: list[str] = Field(default_factory=list)
     violations: int = 0
     observation_errors: list[str] = Field(default_factory=list)  # exception names, in order
+    overloaded_timeouts: list[OverloadedTimeout] = Field(default_factory=list)  # Observation.host_overloaded
     tool_calls: dict[str, int] = Field(default_factory=dict)  # tools and hybrid paradigms
     events: dict[str, int] = Field(default_factory=dict)  # infrastructure events by kind
     error: str | None = None
@@ -260,6 +271,7 @@ def _row(store: RunStore, model: str, paradigm: str, result: ResultRecord,
         unscored=score.unscored if (scores and score) else result.unscored,
         violations=len(score.violations) if (scores and score) else result.violations,
         observation_errors=_observation_errors(transcript),
+        overloaded_timeouts=_overloaded_timeouts(transcript),
         tool_calls=_tool_calls(transcript),
         events=dict(Counter(e.kind for e in transcript.events)) if transcript else {},
         error=result.error,
@@ -360,6 +372,16 @@ def _observation_errors(transcript: TranscriptRecord | None) -> list[str]:
              if t.observation is not None and t.observation.status != "ok"]
     names += [c.error_code or "error" for t in transcript.turns for c in t.tool_calls if c.status == "error"]
     return names
+
+
+def _overloaded_timeouts(transcript: TranscriptRecord | None) -> list[OverloadedTimeout]:
+    if transcript is None:
+        return []
+    found: list[tuple[int, Observation | ToolCallRecord]] = [(t.index, t.observation) for t in transcript.turns
+             if t.observation is not None and t.observation.host_overloaded()]
+    found += [(t.index, c) for t in transcript.turns for c in t.tool_calls if c.host_overloaded()]
+    return [OverloadedTimeout(turn=turn, duration_s=x.duration_s, cpu_s=x.cpu_s or 0.0, host_load=x.host_load or 0.0)
+            for turn, x in found]
 
 
 def _tool_calls(transcript: TranscriptRecord | None) -> dict[str, int]:

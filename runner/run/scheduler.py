@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +37,7 @@ from runner.run.executors.base import Attempt, Executor
 from runner.run.records import EpochInstance, ResultRecord, TranscriptRecord, epoch_of, key_of, plain_instance
 from runner.run.store import RunStore
 from runner.run.warm_pool import WarmPool
+from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
 from runner.sandbox.procfs import start_time
 from runner.scoring.scorer import Scorer
@@ -46,7 +45,6 @@ from runner.transcript import InfraEvent
 from validation.instance import Instance
 from validation.scoring import InstanceScore
 
-SCRATCH_ROOT = Path(tempfile.gettempdir()) / "eegbench-work"
 log = logging.getLogger(__name__)
 
 
@@ -121,6 +119,7 @@ class Scheduler:
             with _signals_raise_interrupt():
                 self._run_pending(pending)
         finally:
+            workspaces.remove_tree(self._scratch_dir())  # first: the summary's write may find the disk full
             self.store.write_summary()
         return self.store.results()
 
@@ -193,16 +192,15 @@ class Scheduler:
             log.warning("%s: %s: %s", key, event.kind, event.detail)
 
         with self._lock:
-            warm = key in self._prefetched
             self._prefetched.discard(key)
-        workspace = self._scratch_path(key) if warm else self._scratch(key)
+        workspace = self._scratch_path(key)
         with instance_log(self.store.log_path(key), key):
             log.info("%s: started (%s, %s)", key, self.parts.paradigm.name, self.parts.backend.name)
             try:
                 outcome = self._attempt(instance, workspace, on_event)
                 artifacts = self.store.retain_artifacts(key, workspace)
             finally:
-                shutil.rmtree(workspace, ignore_errors=True)
+                workspaces.remove(workspace)
             log.info("%s: %s after %d turn(s)", key, outcome.status, len(outcome.turns))
         if self.stop.is_set():
             return None  # interrupted mid-instance: record nothing, it reruns on resume
@@ -238,6 +236,7 @@ class Scheduler:
                           should_stop=self.stop.is_set, on_turn=lambda turn: self.store.append_turn(key, turn),
                           on_event=on_event)
         if not paradigm.needs_sandbox:
+            workspaces.create(workspace, 0)
             return paradigm.run(episode)
         try:
             sandbox = self._sandbox(unit, workspace)
@@ -274,7 +273,10 @@ class Scheduler:
             if key in self._prefetched or self.stop.is_set() or self.pool is None:
                 return
             self._prefetched.add(key)
-        self.pool.prefetch(self._spec(unit, self._scratch(key)))
+        try:
+            self.pool.prefetch(self._spec(unit, self._scratch(key)))
+        except SandboxError as exc:  # the workspace: the instance's own start will say why
+            log.warning("%s: no warm sandbox: %s", key, exc)
 
     def _sandbox(self, unit: Instance, workspace: Path) -> Sandbox:
         """The entry's sandbox: the warm one if prefetched, else started now."""
@@ -283,7 +285,7 @@ class Scheduler:
         if self.pool is not None:
             sandbox, _ = self.pool.take(key)
         if sandbox is None:
-            sandbox = self.parts.backend.start(self._spec(unit, workspace))
+            sandbox = self.parts.backend.start(self._spec(unit, self._scratch(key)))
         self.sandbox_waits[key] = time.monotonic() - began
         log.info("%s: sandbox ready after %.2f s", key, self.sandbox_waits[key])
         return sandbox
@@ -291,12 +293,15 @@ class Scheduler:
     def _scratch_path(self, key: str) -> Path:
         # The pid keeps two controllers that reuse a run name from sharing a workspace; the
         # entry key keeps two epochs of one case from sharing one.
-        return SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}" / key
+        return self._scratch_dir() / key
+
+    def _scratch_dir(self) -> Path:
+        return workspaces.SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}"
 
     def _scratch(self, key: str) -> Path:
+        """A fresh workspace of --workspace-mb for the entry; SandboxError when it cannot be made."""
         path = self._scratch_path(key)
-        shutil.rmtree(path, ignore_errors=True)
-        path.mkdir(parents=True)
+        workspaces.create(path, self.config.resources.workspace_mb)
         return path
 
     def _close_pool(self) -> None:
@@ -307,7 +312,7 @@ class Scheduler:
         with self._lock:
             unused, self._prefetched = set(self._prefetched), set()
         for key in unused:
-            shutil.rmtree(self._scratch_path(key), ignore_errors=True)
+            workspaces.remove(self._scratch_path(key))
 
     def _close_active(self) -> None:
         with self._lock:

@@ -117,6 +117,11 @@ class Backend(ABC):
         ok, why = self.available()
         return {"name": self.name, "available": ok, "detail": why}
 
+    def shared_process_budget(self) -> str | None:
+        """Why concurrent sandboxes would share one process budget here (so that one's fork
+        bomb could fail another's cells); None when each sandbox has its own."""
+        return None
+
     @abstractmethod
     def collect_stale(self) -> int:
         """Remove leftovers (processes, cgroups, socket dirs) of runs that died; return how many."""

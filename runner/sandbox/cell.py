@@ -7,6 +7,7 @@ The backend provides the processes through kernel.KernelHost.
 """
 from __future__ import annotations
 
+import os
 import re
 import signal
 import time
@@ -17,6 +18,7 @@ from typing import Any
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
+from runner.sandbox import procfs
 from runner.sandbox.base import Limits, SandboxError
 from runner.sandbox.bootstrap import CUT_SENTINEL_RE
 from runner.sandbox.kernel import POLL_S, KernelHost
@@ -219,7 +221,9 @@ def run_cell(host: KernelHost, code: str, limits: Limits) -> Observation:
         notes.append(note)
     cell = _Cell(host.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False),
                  limits.output_budget_chars)
+    usage = _CpuUsage(host.kernel_pid)
     outcome = _pump(host, cell, started + limits.exec_timeout_s)
+    usage.stop()  # before the recovery ladder: what the cell got until it ended or timed out
     if outcome == "done":
         status, restarted = _status_from_reply(cell), False
         if status == "oom":
@@ -236,7 +240,24 @@ def run_cell(host: KernelHost, code: str, limits: Limits) -> Observation:
             f"[The sandbox hit its process limit ({limits.pids}); {cell.strays_killed} stray child "
             "processes of the kernel were killed.]"
         )
-    return _observation(cell, status, started, notes, restarted)
+    return _observation(cell, status, started, notes, restarted).model_copy(
+        update={"cpu_s": usage.cpu_s, "host_load": usage.host_load})
+
+
+class _CpuUsage:
+    """The kernel's CPU seconds over one execution, and the host's load when it ended: an
+    execution that timed out on a starved host is told apart from one that was slow itself."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid, self.start = pid, procfs.cpu_seconds(pid)
+        self.cpu_s: float | None = None
+        self.host_load: float | None = None
+
+    def stop(self) -> None:
+        end = procfs.cpu_seconds(self.pid)
+        if self.start is not None and end is not None:
+            self.cpu_s = round(end - self.start, 3)
+        self.host_load = round(os.getloadavg()[0] / (os.cpu_count() or 1), 3)
 
 
 def _status_from_reply(cell: _Cell) -> ExecStatus:

@@ -39,6 +39,10 @@ class KernelHost(Protocol):
     def client(self) -> BlockingKernelClient:
         """The connected kernel client (SandboxError when not started)."""
 
+    @property
+    def kernel_pid(self) -> int | None:
+        """The kernel's host pid while it runs (None when unknown)."""
+
     def alive(self) -> bool:
         """Whether the kernel process is running."""
 

@@ -243,6 +243,14 @@ class LocalBackend(KernelBackend):
             return False, f"bubblewrap cannot create namespaces here: {done.stderr.strip()[-300:]}"
         return True, f"bubblewrap {shutil.which('bwrap')}; limits via {cgroups.limits_mechanism()}"
 
+    def shared_process_budget(self) -> str | None:
+        """Under the rlimit fallback: RLIMIT_NPROC counts every process of one host uid, and
+        every sandbox runs as that uid."""
+        mechanism = cgroups.limits_mechanism()
+        if not mechanism.startswith("rlimits"):
+            return None
+        return f"limits via {mechanism}, and RLIMIT_NPROC counts every process of the one sandbox uid"
+
     def _new_sandbox(self, spec: SandboxSpec) -> LocalSandbox:
         return LocalSandbox(spec, self.state_dir, self.kernel_command)
 

@@ -19,6 +19,18 @@ def start_time(pid: int) -> int | None:
     return int(text.rsplit(")", 1)[1].split()[19])
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """CPU time a process has used: user + system of its threads and of the children it
+    waited for (fields 14-17 of /proc/pid/stat); None when it is gone."""
+    if not pid:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def same_process(pid: int | None, start: int | None) -> bool:
     """Whether `pid` is still the process that had start time `start` (not a reuse of the pid)."""
     if not pid or start is None:

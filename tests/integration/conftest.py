@@ -5,32 +5,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.integration.leftovers import assert_nothing_left
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-def sandbox_processes(controllers: set[int]) -> set[int]:
-    """Pids of sandbox processes (reaper, bwrap, kernel) started by the given controllers.
-
-    Every sandbox process names its controller: the reaper's config holds `"parent": PID`
-    and the workspace bind is under eegbench-work/PID-RUN. Other runs on the machine are
-    not counted."""
-    markers = [m for pid in controllers for m in (f'"parent": {pid},'.encode(), f"eegbench-work/{pid}-".encode())]
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:
-            continue
-        if any(m in cmdline for m in markers):
-            found.add(int(entry.name))
-    return found
 
 
 def _renice(increment: int) -> None:
@@ -86,36 +67,9 @@ def eegbench(tmp_path) -> Eval:
     assert_no_leftover(ev)
 
 
-def sandbox_leftovers(controllers: set[int]) -> list[str]:
-    """Processes, cgroups and state dirs of the controllers' sandboxes still present. A pids
-    cgroup cannot be removed while it holds a process, so a gone cgroup means a gone kernel."""
-    found = [f"process {pid}" for pid in sorted(sandbox_processes(controllers))]
-    for pid in controllers:
-        found += [str(p) for p in Path("/sys/fs/cgroup/pids/eegbench").glob(f"{pid}-*")]
-        found += [str(p) for p in Path("/tmp/eegbench-sbx").glob(f"{pid}-*")]
-        found += [str(p) for p in Path("/tmp/eegbench-dkr").glob(f"{pid}-*")]
-    return found + docker_containers(controllers)
-
-
-def docker_containers(controllers: set[int]) -> list[str]:
-    """Containers (running or not) that the controllers' docker sandboxes left."""
-    if not Path("/tmp/eegbench-dkr").exists():
-        return []  # no docker sandbox ever ran on this machine
-    import docker
-
-    client = docker.from_env()
-    try:
-        return [f"container {c['Id'][:12]} of {pid}" for pid in controllers
-                for c in client.api.containers(all=True, filters={"label": f"eegbench.controller={pid}"})]
-    finally:
-        client.close()
-
-
 def assert_no_leftover(ev: Eval) -> None:
-    deadline = time.monotonic() + 5  # killed processes take a moment to be reaped
-    while (leftover := sandbox_leftovers(ev.controllers)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not leftover, f"sandbox leftovers: {leftover}"
+    """Nothing of the command's runs is left on the machine (tests/integration/leftovers.py)."""
+    assert_nothing_left(ev.controllers)
 
 
 @pytest.fixture(scope="session")

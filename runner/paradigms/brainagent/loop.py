@@ -199,7 +199,7 @@ class BrainAgentLoop(TurnLoop):
         turn.tool_calls.append(ToolCallRecord(
             name=request.tool, arguments=request.arguments, call_id=request.call_id, status="ok" if outcome.ok else "error",
             error_code=outcome.error_code, result=outcome.text, duration_s=obs.duration_s if obs else 0.0,
-            registered=outcome.registered,
+            registered=outcome.registered, cpu_s=obs.cpu_s if obs else None, host_load=obs.host_load if obs else None,
         ))
         return outcome
 

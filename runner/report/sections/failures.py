@@ -7,15 +7,15 @@ from typing import get_args
 
 from runner.report.context import ReportContext
 from runner.report.model import Column, ReportTable
-from runner.transcript import InstanceStatus
+from runner.transcript import OVERLOAD_CPU_SHARE, OVERLOAD_LOAD, InstanceStatus
 
 SECTION = "Failures"
 STATUSES: tuple[str, ...] = get_args(InstanceStatus)
 
 
 def tables(ctx: ReportContext) -> list[ReportTable]:
-    """statuses, observation_errors, scoring_problems."""
-    return [_statuses(ctx), _errors(ctx), _scoring(ctx)]
+    """statuses, observation_errors, scoring_problems, overloaded_timeouts."""
+    return [_statuses(ctx), _errors(ctx), _scoring(ctx), _overloaded(ctx)]
 
 
 def _statuses(ctx: ReportContext) -> ReportTable:
@@ -47,6 +47,23 @@ def _errors(ctx: ReportContext) -> ReportTable:
                        columns=columns, rows=rows,
                        notes=["Failed executions by exception name (timeout, oom, died when no exception was "
                               "raised); failed tool calls by error code."])
+
+
+def _overloaded(ctx: ReportContext) -> ReportTable:
+    rows = [{"run": run.run_id, "case": row.key, "status": row.status, "turn": t.turn,
+             "seconds": t.duration_s, "cpu_s": t.cpu_s, "load": t.host_load}
+            for run in ctx.runs for row in run.rows for t in row.overloaded_timeouts]
+    columns = [Column(key="run", title="run"), Column(key="case", title="instance"),
+               Column(key="status", title="status"), Column(key="turn", title="turn", kind="int"),
+               Column(key="seconds", title="wall s", kind="float"), Column(key="cpu_s", title="CPU s", kind="float"),
+               Column(key="load", title="load per CPU", kind="float")]
+    notes = [f"Executions that timed out while the host's 1-minute load exceeded {OVERLOAD_LOAD:g} per CPU and the "
+             f"kernel got under {OVERLOAD_CPU_SHARE:.0%} of the wall time as CPU: possibly the harness's failure "
+             "(too many jobs for the machine), not the model's. Rerun them with fewer --jobs before comparing."]
+    if not rows:
+        notes.append("None: no timeout coincided with host overload.")
+    return ReportTable(name="overloaded_timeouts", title="Timeouts under host overload", section=SECTION,
+                       columns=columns, rows=rows, notes=notes)
 
 
 def _scoring(ctx: ReportContext) -> ReportTable:

@@ -54,3 +54,25 @@ def test_the_last_line_of_a_case_wins_and_infra_errors_have_no_score(tmp_path):
     (root / "results.jsonl").write_text("\n".join([json.dumps(retried), *lines]) + "\n")
     rows = {r.case_id: r for r in load_run(RunStore(root)).rows}
     assert rows[first["case_id"]].score == first["score"] and len(rows) == len(lines)
+
+
+def _time_out(root, case, **observation):
+    path = root / "instances" / case / "transcript.json"
+    transcript = json.loads(path.read_text())
+    transcript["turns"][0]["observation"].update({"status": "timeout", **observation})
+    path.write_text(json.dumps(transcript))
+
+
+def test_timeouts_on_a_starved_host_are_flagged_and_listed_in_the_failures_section(tmp_path):
+    from runner.report.context import ReportContext
+    from runner.report.sections import failures
+
+    root = copy_run(tmp_path)
+    _time_out(root, "fa_alpha_relpower-01", duration_s=150.0, cpu_s=20.0, host_load=3.1)  # starved
+    _time_out(root, "sa_hypnogram_export-01", duration_s=150.0, cpu_s=148.0, host_load=3.1)  # busy itself
+    data = load_run(RunStore(root))
+    flagged = {r.case_id: r.overloaded_timeouts for r in data.rows if r.overloaded_timeouts}
+    assert list(flagged) == ["fa_alpha_relpower-01"]
+    assert [(t.turn, t.cpu_s, t.host_load) for t in flagged["fa_alpha_relpower-01"]] == [(0, 20.0, 3.1)]
+    table = {t.name: t for t in failures.tables(ReportContext(runs=[data]))}["overloaded_timeouts"]
+    assert [(r["case"], r["cpu_s"], r["load"]) for r in table.rows] == [("fa_alpha_relpower-01", 20.0, 3.1)]

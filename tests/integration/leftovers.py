@@ -1,0 +1,89 @@
+"""What runs of given (finished or killed) controllers may have left on the machine.
+
+A controller names everything it makes after its pid: sandbox state dirs
+`/tmp/eegbench-{sbx,dkr}[-uid]/<pid>-<hex>`, cgroups `<parent>/eegbench/<pid>-<hex>` in every
+v1 hierarchy, scratch workspaces `/tmp/eegbench-work/<pid>-<run>` (loop-mounted when bounded)
+and Docker containers labelled `eegbench.controller=<pid>`. Once those controllers are gone,
+each of these is a leak, unless the next run's stale collection removed it. Only the named
+controllers are looked at: other runs on the machine (parallel test workers) keep theirs.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from runner.sandbox import cgroups
+from runner.sandbox.workspace import SCRATCH_ROOT, mounts_under
+
+TMP = Path("/tmp")
+STATE_DIR_GLOBS = ("eegbench-sbx*", "eegbench-dkr*")
+
+
+def leftovers(controllers: Iterable[int]) -> list[str]:
+    """Every process, state dir, cgroup, scratch dir, mount and container of the controllers."""
+    pids = set(controllers)
+    found = [f"process {pid}" for pid in sorted(sandbox_processes(pids))]
+    for pid in sorted(pids):
+        found += [f"state dir {p}" for pattern in STATE_DIR_GLOBS for p in TMP.glob(f"{pattern}/{pid}-*")]
+        found += [f"cgroup {p}" for p in cgroup_dirs(pid)]
+        found += [f"scratch dir {p}" for p in SCRATCH_ROOT.glob(f"{pid}-*")]
+    found += [f"mount {p}" for p in mounts_under(SCRATCH_ROOT) if _owner(p) in pids]
+    return found + docker_containers(pids)
+
+
+def assert_nothing_left(controllers: Iterable[int], wait_s: float = 5.0) -> None:
+    """Fail naming each leftover; killed processes get `wait_s` to be reaped."""
+    pids = set(controllers)
+    deadline = time.monotonic() + wait_s
+    while (found := leftovers(pids)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not found, f"left behind by controllers {sorted(pids)}: {found}"
+
+
+def cgroup_dirs(pid: int) -> list[Path]:
+    """The controller's sandbox cgroups: under eegbench/ of the hierarchy root and of the
+    cgroup the controller (a child of this process) was started in."""
+    parents = {*cgroups.parents().values(), *cgroups.CGROUP_MOUNT.glob(f"*/{cgroups.CGROUP_GROUP}")}
+    return sorted(p for parent in parents for p in parent.glob(f"{pid}-*"))
+
+
+def _owner(mount: Path) -> int | None:
+    """The controller pid a scratch mount belongs to (`<pid>-<run>/<entry>`), if any."""
+    parts = mount.relative_to(SCRATCH_ROOT).parts
+    head = parts[0].split("-", 1)[0] if parts else ""
+    return int(head) if head.isdigit() else None
+
+
+def sandbox_processes(controllers: set[int]) -> set[int]:
+    """Pids of sandbox processes (reaper, bwrap, kernel) started by the given controllers.
+
+    Every sandbox process names its controller: the reaper's config holds `"parent": PID`
+    and the workspace bind is under eegbench-work/PID-RUN. Other runs on the machine are
+    not counted."""
+    markers = [m for pid in controllers for m in (f'"parent": {pid},'.encode(), f"eegbench-work/{pid}-".encode())]
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if any(m in cmdline for m in markers):
+            found.add(int(entry.name))
+    return found
+
+
+def docker_containers(controllers: set[int]) -> list[str]:
+    """Containers (running or not) that the controllers' docker sandboxes left."""
+    if not Path("/tmp/eegbench-dkr").exists():
+        return []  # no docker sandbox ever ran on this machine
+    import docker
+
+    client = docker.from_env()
+    try:
+        return [f"container {c['Id'][:12]} of {pid}" for pid in controllers
+                for c in client.api.containers(all=True, filters={"label": f"eegbench.controller={pid}"})]
+    finally:
+        client.close()
