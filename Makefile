@@ -22,7 +22,7 @@ EVAL_ARGS ?=
 RUNS     ?=
 REPORT_ARGS ?=
 
-.PHONY: setup data truth truth-check plans eval report test test-fast lint bench clean docker image browser
+.PHONY: setup data truth truth-check plans eval report test test-fast lint bench clean docker image browser chaos
 
 setup: $(STAMP)
 
@@ -66,6 +66,10 @@ test: lint data image browser
 # The edit loop: unit tests only (no sandbox, no Docker, no root).
 test-fast: data
 	$(PY) -m pytest -q -ra -m "not integration and not docker" --durations=5
+
+# The chaos test at length: 20 SIGKILLs of an oracle run, each resumed, on both backends (CI runs 3).
+chaos: data image
+	EEGBENCH_CHAOS_CYCLES=20 $(PY) -m pytest -q -ra -s tests/integration/test_eval_survives_chaos.py
 
 # pyflakes, import order, docstrings on the public API; types (strict on runner/ and validation/).
 lint: setup

@@ -12,20 +12,28 @@ runs/<run_id>/
 Every per-instance method takes an entry key (records.entry_key): the case id for epoch 1,
 `<case_id>@<k>` for epoch k >= 2, so a run made before epochs existed reads unchanged.
 
-An instance's directory is complete before its results line is appended, so a line in
-results.jsonl always points at a full audit record; a crash leaves at most an unfinished
-directory (its transcript has no status, its turns are in turns.jsonl) that `eegbench show`
-can read and the next attempt overwrites.
+An instance's directory is complete (and on disk: fsynced) before its results line is
+appended, so a line in results.jsonl always points at a full audit record; a crash leaves at
+most an unfinished directory (its transcript has no status, its turns are in turns.jsonl) that
+`eegbench show` can read and the next attempt overwrites. On resume, a line whose directory is
+not whole is dropped, so that entry runs again.
+
+A full file system (ENOSPC, EDQUOT) under any write stops the run with one DiskFull naming the
+runs directory; a results line that did not fit is cut off again, never left torn.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import json
 import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -65,6 +73,37 @@ class MissingRecord(UserError, FileNotFoundError):
     """A run or an instance record that is not there; the message names run, entry and file."""
 
 
+class DiskFull(UserError):
+    """The runs directory's file system is full (or over quota): the run cannot go on."""
+
+
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+ENTRY_FILES = ("instance.json", "report.md", "artifacts.json", "transcript.json", "score.json")
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _stops_when_full(method: Callable[Concatenate[RunStore, _P], _R]) -> Callable[Concatenate[RunStore, _P], _R]:
+    """Every writing method of RunStore: ENOSPC/EDQUOT becomes one DiskFull, no traceback."""
+
+    @functools.wraps(method)
+    def writing(store: RunStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(store, *args, **kwargs)
+        except OSError as exc:
+            if exc.errno not in FULL_ERRNOS:
+                raise
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise DiskFull(
+                f"the runs directory {store.root.parent} is full: {os.strerror(exc.errno)}{where}; "
+                f"run {store.run_id} stopped, finished instances are kept: free space, then rerun with "
+                f"RUN={store.run_id} to resume"
+            ) from None
+
+    return writing
+
+
 class RunStore:
     """Owns runs/<run_id>/: every read and write of a run directory goes through it."""
 
@@ -96,6 +135,7 @@ class RunStore:
         """The settings the run was made with."""
         return RunConfig.from_record(self.read_run().config)
 
+    @_stops_when_full
     def open(self, config: RunConfig, environment: dict[str, Any]) -> bool:
         """Create the run, or check a rerun matches it. Returns True when resuming."""
         if self.exists():
@@ -167,25 +207,39 @@ class RunStore:
         return list(self.finished())
 
     def _compact_results(self) -> None:
-        """On resume: keep one line per (case, epoch), the first; drop infra errors (retried)
-        and torn lines."""
-        kept = self.finished()
-        text = "".join(r.model_dump_json() + "\n" for r in kept.values())
-        write_atomic(self.root / RESULTS, text)
+        """On resume: keep one line per (case, epoch), the first; drop infra errors (retried),
+        torn lines, and lines whose instance directory is not whole (they run again)."""
+        kept = [r for r in self.finished().values() if self.is_recorded(r.key)]
+        write_atomic(self.root / RESULTS, "".join(r.model_dump_json() + "\n" for r in kept))
 
+    def is_recorded(self, key: str) -> bool:
+        """Whether a finished entry's audit directory holds every file write_instance writes
+        (`eegbench verify` checks their contents)."""
+        folder = self.instance_dir(key)
+        return all((folder / name).is_file() for name in ENTRY_FILES)
+
+    @_stops_when_full
     def append_result(self, record: ResultRecord) -> None:
-        """Append one line with a single write and fsync: a crash leaves it whole or torn."""
+        """Append one line and fsync. A line that does not fit (ENOSPC) is cut off again, so
+        results.jsonl never holds a torn line the next append would run into."""
         line = (record.model_dump_json() + "\n").encode("utf-8")
         with self._lock:
             fd = os.open(self.root / RESULTS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
-                os.write(fd, line)
-                os.fsync(fd)
+                end = os.fstat(fd).st_size
+                try:
+                    _write_all(fd, line)
+                    os.fsync(fd)
+                except OSError:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, end)
+                    raise
             finally:
                 os.close(fd)
 
     # -- summary.json -------------------------------------------------------------------------
 
+    @_stops_when_full
     def write_summary(self) -> RunSummary:
         """Recompute summary.json from results.jsonl."""
         summary = summarize(self.run_id, self.results())
@@ -220,6 +274,7 @@ class RunStore:
         """The entry's controller log."""
         return self.instance_dir(key) / CONTROLLER_LOG
 
+    @_stops_when_full
     def begin_instance(self, key: str, paradigm: str) -> None:
         """A fresh directory holding an unfinished transcript (no status), so a running or
         killed entry can be inspected; turns then stream into turns.jsonl."""
@@ -231,10 +286,12 @@ class RunStore:
                                   controller_pid=os.getpid(), controller_start=start_time(os.getpid()))
         write_atomic(path / TRANSCRIPT, header.model_dump_json(indent=2) + "\n")
 
+    @_stops_when_full
     def append_turn(self, key: str, turn: Turn) -> None:
         """Stream one turn of a running entry to disk."""
         self._append_stream(key, {"turn": turn.model_dump(mode="json")})
 
+    @_stops_when_full
     def append_event(self, key: str, event: InfraEvent) -> None:
         """Stream one infrastructure event of a running entry to disk."""
         self._append_stream(key, {"event": event.model_dump(mode="json")})
@@ -243,10 +300,12 @@ class RunStore:
         with open(self.instance_dir(key) / TURNS, "a", encoding="utf-8") as stream:
             stream.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
+    @_stops_when_full
     def retain_artifacts(self, key: str, workspace: Path) -> list[ArtifactEntry]:
         """Copy the workspace's file_check/ into the entry's artifacts/ (see run.artifacts)."""
         return retain_artifacts(workspace, self.artifacts_dir(key))
 
+    @_stops_when_full
     def write_instance(self, key: str, instance: Instance, transcript: TranscriptRecord, report: str | None,
                        artifacts: list[ArtifactEntry], score: InstanceScore | None) -> None:
         """The finished entry's audit record: what was scored, what happened, the report,
@@ -254,6 +313,7 @@ class RunStore:
         if split_key(key)[0] != instance.case_id:
             raise ValueError(f"run {self.run_id}: entry {key!r} is not a run of instance {instance.case_id!r}")
         path = self.instance_dir(key)
+        _fsync_tree(self.artifacts_dir(key))  # copied unsynced; on disk before the results line
         write_atomic(path / "instance.json", dump_instance(instance))
         write_atomic(path / "report.md", report or "")
         write_json(path / "artifacts.json", [a.model_dump(mode="json", exclude_none=True) for a in artifacts])
@@ -262,10 +322,12 @@ class RunStore:
         write_atomic(path / TRANSCRIPT, transcript.model_dump_json(indent=2) + "\n")
         (path / TURNS).unlink(missing_ok=True)
 
+    @_stops_when_full
     def write_case_score(self, key: str, name: str, record: dict[str, Any]) -> None:
         """A re-score of one entry: instances/<key>/scores/<name>.json."""
         write_json(self.instance_dir(key) / "scores" / f"{name}.json", record)
 
+    @_stops_when_full
     def write_scores(self, name: str, rows: list[BaseModel], settings: dict[str, Any]) -> Path:
         """A re-score of the run: scores/<name>.jsonl and its settings; returns the jsonl path."""
         path = self.root / "scores" / f"{name}.jsonl"
@@ -273,6 +335,7 @@ class RunStore:
         write_json(self.root / "scores" / f"{name}.settings.json", settings)
         return path
 
+    @_stops_when_full
     def write_audit(self, name: str, record: dict[str, Any]) -> Path:
         """A run-level audit file such as audit-parser.json."""
         path = self.root / f"{name}.json"
@@ -350,6 +413,28 @@ class RunStore:
             return None
         settings: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         return settings
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """os.write until every byte is written (a nearly full file system writes short)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _fsync_tree(folder: Path) -> None:
+    """fsync every file under `folder`, then the directories (none: nothing to do)."""
+    if not folder.is_dir():
+        return
+    paths = sorted(folder.rglob("*"), key=lambda p: p.is_dir())
+    for path in [*paths, folder]:
+        if path.is_symlink():
+            continue
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def list_runs(runs_dir: Path) -> list[str]:

@@ -53,7 +53,8 @@ def host_listener():
     server.close()
 
 
-def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path, host_listener, all_case_ids):
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path, host_listener, all_case_ids, backend):
     from tests.integration.conftest import PROJECT_ROOT
 
     port, accepted = host_listener
@@ -66,7 +67,7 @@ def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path,
                 "--repeat-limit", "50", "--max-rounds", "30")
     eegbench.env = lambda: {**__import__("os").environ, "EEGBENCH_RUNS": str(eegbench.runs_dir),
                             "EEGBENCH_API_KEY": "secret-xyz", "OPENAI_API_KEY": "secret-xyz"}
-    proc = eegbench("eval", "--model", f"script:{script}", "--run", "hostile", "--jobs", "1",
+    proc = eegbench("eval", "--model", f"script:{script}", "--run", "hostile", "--jobs", "1", "--sandbox", backend,
                     "--set", ",".join(cases), *env_args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = {r["case_id"]: r for r in eegbench.results("hostile")}

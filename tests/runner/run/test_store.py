@@ -1,4 +1,5 @@
 """RunStore: run.json, results.jsonl, instance records (typed, versioned, streamed), summary."""
+import errno
 import json
 import os
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 from runner.config import RunConfig
 from runner.run.artifacts import retain_artifacts
 from runner.run.records import FORMAT_VERSION, NewerFormat, ResultRecord, RunSummary, TranscriptRecord
-from runner.run.store import MissingRecord, RunConflict, RunStore, open_run
+from runner.run.store import ENTRY_FILES, DiskFull, MissingRecord, RunConflict, RunStore, open_run
 from runner.run.summary import summarize
 from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
@@ -17,6 +18,15 @@ from validation.instance import Instance
 def record(case, status="solution", score=100.0, epoch=1):
     return ResultRecord(case_id=case, epoch=epoch, task_id="t", bench_subset="s", status=status, score=score,
                         rounds=1, prompt_tokens=1, completion_tokens=1, duration_s=0.1)
+
+
+def recorded(store, *keys):
+    """The audit files write_instance leaves, so that resume keeps these entries' lines."""
+    for key in keys:
+        folder = store.instance_dir(key)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in ENTRY_FILES:
+            (folder / name).write_text("{}")
 
 
 def test_new_run_writes_run_json_and_resume_is_detected(tmp_path):
@@ -40,6 +50,7 @@ def test_resume_drops_torn_lines_infra_errors_and_duplicates(tmp_path):
     store.append_result(record("a", score=0.0))
     with open(store.root / "results.jsonl", "a") as fh:
         fh.write('{"case_id": "c", "sta')  # SIGKILL mid-write
+    recorded(store, "a", "b", "c")
     RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle"), {})
     lines = (store.root / "results.jsonl").read_text().splitlines()
     assert [json.loads(l)["case_id"] for l in lines] == ["a"]
@@ -180,6 +191,7 @@ def test_results_are_keyed_and_compacted_per_case_and_epoch(tmp_path):
     with open(store.root / "results.jsonl", "a") as fh:
         fh.write('{"case_id": "a", "epoch": 3, "sta')  # SIGKILL mid-write
     assert store.entries() == ["a", "a@2", "b@2"]
+    recorded(store, "a", "a@2", "b@2", "b@3")
     RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle", epochs=3), {})
     lines = [json.loads(line) for line in (store.root / "results.jsonl").read_text().splitlines()]
     assert [(r["case_id"], r["epoch"], r["score"]) for r in lines] == [("a", 1, 0.0), ("a", 2, 100.0), ("b", 2, 100.0)]
@@ -241,3 +253,84 @@ def test_a_single_epoch_summary_has_no_epoch_groups_and_old_summaries_read():
     assert summarize("r", [record("a"), record("b")]).epochs == {}
     old = {"run_id": "r", "results": 0, "groups": {}, "with_unscored_units": 0, "violations": 0}
     assert RunSummary.model_validate(old).epochs == {}
+
+
+# --- nothing half-written: a full disk, a damaged directory -------------------------------------
+
+def full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_resume_runs_again_an_entry_whose_directory_is_not_whole(tmp_path):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    store.append_result(record("a"))
+    store.append_result(record("b"))
+    recorded(store, "a", "b")
+    (store.instance_dir("b") / "score.json").unlink()
+    RunStore(tmp_path / "r1").open(RunConfig(run_id="r1", model="oracle"), {})
+    assert set(store.finished()) == {"a"}
+
+
+def test_a_results_line_that_does_not_fit_is_cut_off_and_stops_the_run(tmp_path, monkeypatch):
+    store = RunStore(tmp_path / "runs" / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    store.append_result(record("a"))
+    before = (store.root / "results.jsonl").read_bytes()
+    calls = []
+
+    def half_then_full(fd, data):  # the file system takes half the line, then nothing
+        calls.append(len(data))
+        if len(calls) == 1:
+            return os.write(fd, bytes(data[: len(data) // 2]))
+        full()
+
+    monkeypatch.setattr("runner.run.store.os.write", half_then_full)
+    with pytest.raises(DiskFull, match=f"runs directory {tmp_path / 'runs'} is full: No space left on device"):
+        store.append_result(record("b"))
+    assert (store.root / "results.jsonl").read_bytes() == before
+    assert len(calls) == 2
+
+
+def test_a_short_write_is_finished_not_torn(tmp_path, monkeypatch):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    real_write = os.write
+    monkeypatch.setattr("runner.run.store.os.write", lambda fd, data: real_write(fd, bytes(data[:7])))
+    store.append_result(record("a"))
+    assert list(store.finished()) == ["a"]
+
+
+@pytest.mark.parametrize("write", ["begin", "turn", "instance", "summary", "artifacts"])
+def test_every_write_of_a_run_turns_a_full_disk_into_one_disk_full_error(tmp_path, monkeypatch, write):
+    store = RunStore(tmp_path / "runs" / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+    store.begin_instance("c-01", "codeact")
+    (tmp_path / "ws" / "file_check").mkdir(parents=True)
+    (tmp_path / "ws" / "file_check" / "x.csv").write_text("1")
+    monkeypatch.setattr("runner.run.store.write_atomic", full)
+    monkeypatch.setattr("runner.run.store.write_json", full)
+    monkeypatch.setattr("runner.run.store.open", full, raising=False)
+    monkeypatch.setattr("runner.run.artifacts.open", full, raising=False)
+    actions = {
+        "begin": lambda: store.begin_instance("c-02", "codeact"),
+        "turn": lambda: store.append_event("c-01", InfraEvent(kind="sandbox_failure", detail="x")),
+        "instance": lambda: store.write_instance("c-01", instance_of("c-01"),
+                                                 TranscriptRecord(case_id="c-01", status="solution"), "", [], None),
+        "summary": store.write_summary,
+        "artifacts": lambda: store.retain_artifacts("c-01", tmp_path / "ws"),
+    }
+    with pytest.raises(DiskFull, match="No space left on device.*RUN=r1 to resume"):
+        actions[write]()
+
+
+def test_other_write_errors_are_not_taken_for_a_full_disk(tmp_path, monkeypatch):
+    store = RunStore(tmp_path / "r1")
+    store.open(RunConfig(run_id="r1", model="oracle"), {})
+
+    def denied(*args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr("runner.run.store.write_atomic", denied)
+    with pytest.raises(PermissionError):
+        store.write_summary()
