@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from runner.paths import Paths
-from validation.errors import UserError
+from validation.errors import InstanceError, UserError
 from validation.instance import AGENTBENCH_SUBSET, Instance, load_instance
 
 INSTANCES_DIR = Paths().instances_dir
@@ -36,7 +36,7 @@ def load_all(instances_dir: Path = INSTANCES_DIR, local_dir: Path | None = None)
     if local_dir is not None and local_dir.is_dir() \
             and not local_dir.resolve().is_relative_to(Path(instances_dir).resolve()):
         files += instance_files(local_dir)
-    return _unique([load_instance(p) for p in files], instances_dir)
+    return _unique(files, [load_runnable(p) for p in files])
 
 
 def load_cases(cases_dir: Path) -> list[Instance]:
@@ -46,16 +46,25 @@ def load_cases(cases_dir: Path) -> list[Instance]:
     files = sorted(p for p in cases_dir.rglob("*.json") if p.is_file())
     if not files:
         raise UserError(f"--cases {cases_dir}: no .json case files found")
-    return _unique([load_instance(p) for p in files], cases_dir)
+    return _unique(files, [load_runnable(p) for p in files])
 
 
-def _unique(instances: list[Instance], instances_dir: Path) -> list[Instance]:
-    seen: dict[str, int] = {}
-    for inst in instances:
-        seen[inst.case_id] = seen.get(inst.case_id, 0) + 1
-    duplicates = sorted(k for k, n in seen.items() if n > 1)
-    if duplicates:
-        raise UserError(f"duplicate case_id in {instances_dir}: {', '.join(duplicates)}")
+def load_runnable(path: Path) -> Instance:
+    """One instance file of a benchmark set: valid (load_instance) and scoring something."""
+    instance = load_instance(path)
+    if not instance.eval_config.metrics:
+        raise InstanceError(f"{path}: field 'eval_config.metrics': expected at least one metric, got []")
+    return instance
+
+
+def _unique(files: list[Path], instances: list[Instance]) -> list[Instance]:
+    """The instances, refused when two files hold one case id (it names a run's folder)."""
+    first: dict[str, Path] = {}
+    for path, inst in zip(files, instances):
+        if inst.case_id in first:
+            raise InstanceError(f"{path}: field 'meta_info.case_id': {inst.case_id!r} is also the case id "
+                                f"of {first[inst.case_id]}")
+        first[inst.case_id] = path
     return instances
 
 

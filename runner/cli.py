@@ -17,13 +17,14 @@ from rich.console import Console
 from runner import catalog, log
 from runner.agentbench.adapters import ADAPTERS
 from runner.config import RunConfig, check_run_id, default_run_id
+from runner.models.spec import BadModelSpec, ModelSpec
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
 from runner.report import command as report_command
 from runner.run.executors import EXECUTORS
 from runner.sandbox import sandbox_choices
 from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
-from validation.errors import EegbenchError, InfrastructureError, UserError
+from validation.errors import EegbenchError, InfrastructureError, UserError, describe_validation_errors
 
 console = Console(stderr=True)
 EXIT_USER_ERROR = 2
@@ -214,8 +215,9 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
 
 
 def settings_problems(exc: ValidationError) -> str:
-    """A pydantic error as "field: problem; ..." (the field as its option would be named)."""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    """A pydantic error as "field 'jobs': expected a number >= 1, got 0; ..." (the wording
+    every input's errors use)."""
+    return describe_validation_errors(exc.errors())
 
 
 def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
@@ -227,7 +229,37 @@ def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
         console.print("[yellow]No MODEL given: running the oracle as an installation check "
                       "(make eval MODEL=openai:NAME to evaluate a model).")
         model = "oracle"
-    return evaluate(config_from_args(args, model), env=env, console=console)
+    config = config_from_args(args, model)
+    check_model_specs(args, env, model)
+    check_eval_paths(config, env)
+    return evaluate(config, env=env, console=console)
+
+
+def check_model_specs(args: argparse.Namespace, env: Environment, model: str) -> None:
+    """Every model spec parses; the error names the option or variable the spec came from."""
+    specs = [("--model" if args.model else "MODEL", model, "evaluated")]
+    for option, role, given in (("--parser-model", "parser", args.parser_model), ("--judge", "judge", args.judge),
+                                ("--vlm-judge", "vlm", args.vlm_judge)):
+        variable = f"EEGBENCH_{role.upper()}_MODEL"
+        source, spec = (option, given) if given else (variable, env.get(variable))
+        if spec and spec != "none":
+            specs.append((source, spec, "scoring"))
+    for source, spec, kind in specs:
+        try:
+            ModelSpec.parse(spec, role="evaluated" if kind == "evaluated" else "scoring")
+        except BadModelSpec as exc:
+            raise UserError(f"{source}: {exc}") from None
+
+
+def check_eval_paths(config: RunConfig, env: Environment) -> None:
+    """The folders `eval` reads and writes are usable, checked before a run directory exists."""
+    if config.data_root and not Path(config.data_root).is_dir():
+        raise UserError(f"--data-root {config.data_root}: not a directory (the folder case files' data_path is relative to)")
+    runs = env.paths.runs_dir
+    blocker = next((p for p in (runs, *runs.parents) if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        source = "EEGBENCH_RUNS" if env.get("EEGBENCH_RUNS") else "the runs directory"
+        raise UserError(f"{source}={runs}: {blocker} is not a directory")
 
 
 def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
@@ -457,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args, Environment.from_os())
     except UserError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)  # one line: paths stay whole
         return EXIT_USER_ERROR
     except (InfrastructureError, EegbenchError) as exc:
         console.print(f"[red]infrastructure error:[/red] {exc}")

@@ -8,14 +8,15 @@ Only `agent_input` ever reaches the sandbox or the model.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 import validation.builtin_units  # noqa: F401 (importing it registers the built-in units)
 from validation import unit_registry
-from validation.errors import InstanceError
+from validation.errors import InstanceError, MetricConfigError, describe_validation_errors, short_value
 
 SUBSETS = (
     "Foundational Analysis",
@@ -27,6 +28,11 @@ SUBSETS = (
 AGENTBENCH_SUBSET = "EEGAgentBench"
 ALL_SUBSETS = SUBSETS + (AGENTBENCH_SUBSET,)
 SANDBOX_INPUT_ROOT = "/input"
+UNSAFE_CASE_ID = re.compile(r"[/\\\x00-\x1f\x7f]|^\s|\s$")
+# A unit's MetricConfigError that starts with the param it is about ("params.tolerance must
+# be ...", "ground_truth must be ...", "validator_config.x.weight must be ..."): that param
+# is then the field the message names.
+_PARAM_PREFIX = re.compile(r"^(params\.[A-Za-z_][\w.]*|validator_config\.[\w.]+|ground_truth)\b\s*(.*)$", re.S)
 
 
 class MetaInfo(BaseModel):
@@ -34,10 +40,19 @@ class MetaInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
     case_id: str
     bench_subset: str
-    difficult: str | int | None = None
+    difficult: str | int | float | None = None  # BrainBench: a label or a per-case weight
     original_dataset: str | None = None
     task_id: str | None = None
     difficulty: Literal["easy", "medium", "hard"] | None = None
+
+    @field_validator("case_id")
+    @classmethod
+    def _usable_case_id(cls, value: str) -> str:
+        # The case id names the instance's directory in a run: it must be one path component.
+        if not value.strip() or value in (".", "..") or UNSAFE_CASE_ID.search(value):
+            raise ValueError(f"expected a case id usable as a folder name (no '/', '\\', control "
+                             f"characters or surrounding spaces), got {short_value(value)}")
+        return value
 
 
 class AgentInput(BaseModel):
@@ -47,6 +62,18 @@ class AgentInput(BaseModel):
     data_path: str | list[str]
     label_path: str | list[str] | None = None
     instruction: str
+
+    @field_validator("data_path", "label_path")
+    @classmethod
+    def _relative_paths(cls, value: str | list[str] | None) -> str | list[str] | None:
+        # Inputs are bound into the sandbox from under the data root: an absolute path or a
+        # '..' would reach host files outside it.
+        for path in _as_list(value):
+            parts = PurePosixPath(path).parts
+            if not path.strip() or path.startswith("/") or ".." in parts:
+                raise ValueError(f"expected a path relative to the data root (no leading '/', no '..'), "
+                                 f"got {short_value(path)}")
+        return value
 
     def input_paths(self) -> list[str]:
         """All input files (data then labels), relative to the data root."""
@@ -123,18 +150,60 @@ def sandbox_path(relative: str) -> str:
 
 
 def load_instance(path: Path) -> Instance:
-    """Read and validate one instance file; errors name the file and the field."""
+    """Read and validate one instance file: its JSON, its fields, and every metric's params
+    (each unit's own check). InstanceError names the file and the field at fault."""
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise InstanceError(f"{path}: expected a JSON object with meta_info, agent_input and "
+                            f"eval_config, got {type(raw).__name__} {short_value(raw)}")
     try:
-        raw = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InstanceError(f"{path}: cannot read instance file: {exc}") from exc
-    try:
-        return Instance.model_validate(raw)
+        instance = Instance.model_validate(raw)
     except ValidationError as exc:
-        fields = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise InstanceError(f"{path}: invalid instance ({fields})") from exc
+        raise InstanceError(f"{path}: {describe_validation_errors(exc.errors())}") from None
+    check_metric_params(path, instance)
+    return instance
+
+
+def read_json(path: Path) -> Any:
+    """A file's JSON value; InstanceError names the file and the line when it is not JSON."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise InstanceError(f"{path}: cannot read instance file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InstanceError(f"{path}: not UTF-8 text (byte {exc.start}): not an instance file") from None
+    if not text.strip():
+        raise InstanceError(f"{path}: empty file, expected a JSON object") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise InstanceError(f"{path}: JSON nested too deeply to be an instance file") from None
+
+
+def check_metric_params(path: Path | str, instance: Instance) -> None:
+    """Every metric's params pass its unit's check, so a broken instance fails when it is
+    loaded, not half way through a run."""
+    for index, spec in enumerate(instance.eval_config.metrics):
+        try:
+            unit_registry.get(spec.type).check_params(spec.params)
+        except MetricConfigError as exc:
+            field, problem = _param_field(f"eval_config.metrics[{index}]", spec.params, str(exc))
+            raise InstanceError(f"{path}: field '{field}' (metric {spec.metric_id}, {spec.type}): {problem}") from None
+
+
+def _param_field(metric: str, params: dict[str, Any], message: str) -> tuple[str, str]:
+    """(the field a unit's message is about, the rest of the message)."""
+    found = _PARAM_PREFIX.match(message)
+    if found is None:
+        return f"{metric}.params", message
+    name, rest = found.groups()
+    if name == "ground_truth" and "ground_truth" not in params and "gt_value" in params:
+        name = "gt_value"  # BrainBench's spelling of the same field
+    if not name.startswith("params."):
+        name = f"params.{name}"
+    return f"{metric}.{name}", rest
 
 
 def dump_instance(instance: Instance) -> str:

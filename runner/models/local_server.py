@@ -31,6 +31,7 @@ from typing import IO, Any
 from runner.fileio import sha256_file
 from runner.models.base import Model, ModelSession
 from runner.models.openai_client import API_KEY_VARS, OpenAIModel
+from runner.models.spec import BadModelSpec
 from runner.paths import Paths
 from runner.settings import ModelSettings
 from validation.instance import Instance
@@ -312,6 +313,8 @@ class LocalModel(Model):
             self.gguf = ensure_default_gguf(models_dir)
         else:
             self.gguf = Path(gguf_path)
+            if not self.gguf.is_file():  # the user's spec is wrong: say so before any server starts
+                raise BadModelSpec(f"model spec 'local:{gguf_path}': no GGUF file at {self.gguf.resolve()}")
         self.name = "local" if self.is_default else f"local:{gguf_path}"
         self.server = LocalLlamaServer(
             self.gguf, n_ctx=n_ctx, n_threads=n_threads, n_parallel=n_parallel, log_path=log_path

@@ -60,7 +60,24 @@ def endpoint_from_env(env: Mapping[str, str]) -> tuple[str, str]:
             "openai model: set " + " and ".join(missing)
             + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)"
         )
-    return base_url, api_key
+    variable = next(name for name in BASE_URL_VARS if env.get(name))
+    return check_base_url(variable, base_url), api_key
+
+
+def check_base_url(variable: str, url: str) -> str:
+    """An http(s) URL with a host; UserError names the variable (a bad URL would otherwise
+    make every instance an infra_error, one by one)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (parses the port: "host:abc" raises here, not mid-run)
+    except ValueError as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme in ("http", "https") and parts.hostname:
+            return url
+        problem = "expected an http:// or https:// URL with a host"
+    shown = url if "@" not in url else "...@" + url.rsplit("@", 1)[1]  # never echo credentials
+    raise UserError(f"{variable}={shown!r}: {problem}, e.g. https://api.openai.com/v1")
 
 
 class OpenAIModel(Model):

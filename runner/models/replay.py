@@ -17,7 +17,7 @@ from runner.models.base import Completion, Message, Model, ModelError, ModelSess
 from runner.models.scripted import ListSession
 from runner.run.store import RunStore
 from runner.transcript import Turn
-from validation.errors import EegbenchError, UserError
+from validation.errors import EegbenchError, UserError, describe_validation_errors
 from validation.instance import Instance
 
 
@@ -28,7 +28,10 @@ class ReplayModel(Model):
         self.store = RunStore(Path(run_dir))
         if not self.store.exists():
             raise UserError(f"replay: {run_dir} is not a run directory (no run.json)")
-        self.store.read_run()  # refuses a run in a newer format now, not per instance
+        try:
+            self.store.read_run()  # refuses a run in a newer format now, not per instance
+        except ValidationError as exc:
+            raise UserError(f"replay: {self.store.root / 'run.json'}: {describe_validation_errors(exc.errors())}") from None
         self.name = f"replay:{run_dir}"
 
     def session(self, instance: Instance) -> ModelSession:

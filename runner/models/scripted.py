@@ -84,6 +84,8 @@ def read_script(path: Path) -> dict[str, Any]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
         raise RepliesFileError(f"{path}: cannot read scripted replies file: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise RepliesFileError(f"{path}: not UTF-8 text (byte {exc.start}); expected JSON {{\"replies\": [...]}}") from None
     except json.JSONDecodeError as exc:
         raise RepliesFileError(f"{path}: not valid JSON: {exc}") from exc
     if not isinstance(data, dict) or "replies" not in data:
@@ -114,7 +116,7 @@ def epochs_field(path: Path, data: dict[str, Any]) -> dict[int, list[str]]:
         )
     parsed: dict[int, list[str]] = {}
     for key, replies in epochs.items():
-        if not (key.isdigit() and int(key) >= 1):
+        if not (key.isascii() and key.isdigit() and int(key) >= 1):
             raise RepliesFileError(f'{path}: field "epochs" has key {key!r}; keys are epoch numbers ("1", "2", ...)')
         parsed[int(key)] = string_list(path, replies, f"epochs.{key}")
     return parsed
