@@ -25,6 +25,7 @@ from runner.run.executors import EXECUTORS
 from runner.sandbox import sandbox_choices
 from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
 from validation.errors import EegbenchError, InfrastructureError, UserError, describe_validation_errors
+from validation.instance import Instance
 
 console = Console(stderr=True)
 EXIT_USER_ERROR = 2
@@ -105,6 +106,12 @@ def _instances_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--difficulty", action="append", default=None, choices=["easy", "medium", "hard"])
     p.add_argument("--stats", action="store_true",
                    help="per task and metric: answers, constant-answer baseline vs chance; exit 1 on a violation")
+    p.add_argument("--calibrate", nargs="+", default=None, metavar="RUN",
+                   help="per task: reference-script size and solve rate over the runs; flags labels the rates disagree with")
+    p.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"), default=None,
+                   help="brainbench DIR: write the selected instances in BrainBench's runner layout (caseK/caseK_NN.json)")
+    p.add_argument("--data-root", default=None, metavar="PATH",
+                   help="with --export: the folder the exported data paths are relative to (default: the data cache)")
 
 
 def _plans_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -319,6 +326,10 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
 
     loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
     chosen = filter_instances(loaded, args.subset, args.task, args.difficulty)
+    if args.export:
+        return _export_instances(chosen, args, env)
+    if args.calibrate:
+        return _calibrate(chosen, args.calibrate, env)
     if not args.stats:
         output_console().print(instances_table(chosen))
         return 0
@@ -328,6 +339,31 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     if bad:
         console.print(f"[red]constant-answer baseline above chance: {', '.join(bad)}")
     return 1 if bad else 0
+
+
+def _calibrate(chosen: list[Instance], runs: list[str], env: Environment) -> int:
+    from runner.calibration import calibrate
+    from runner.instances_cmd import calibration_table
+    from runner.logs import output_console
+    from runner.run.store import open_run
+
+    results = [r for run in runs for r in open_run(run, env.paths.runs_dir).finished().values()]
+    rows = calibrate(chosen, results, env.paths.project_root)
+    output_console().print(calibration_table(rows, runs))
+    return 0
+
+
+def _export_instances(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:
+    from runner import brainbench_layout
+
+    layout, dest = args.export
+    if layout != "brainbench":
+        raise UserError(f"instances --export {layout}: the one layout is brainbench")
+    target = Path(args.data_root).resolve() if args.data_root else env.paths.data_root
+    index = brainbench_layout.export(chosen, Path(dest), env.paths.data_root, target)
+    console.print(f"{len(chosen)} instance(s) of {len(index['folders'])} task(s) written to {dest} "
+                  f"(BrainBench layout, data paths relative to {target}; {brainbench_layout.INDEX} maps folders to tasks)")
+    return 0
 
 
 def cmd_plans(args: argparse.Namespace, env: Environment) -> int:

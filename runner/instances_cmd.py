@@ -1,6 +1,8 @@
-"""`eegbench instances`: list and filter the instance set, or report its answer statistics.
+"""`eegbench instances`: list and filter the instance set, or report its answer statistics
+or its difficulty calibration.
 
-Filtering and rendering only; the baselines are computed in validation/baseline.py.
+Filtering and rendering only; the baselines are computed in validation/baseline.py, the
+calibration in runner/calibration.py.
 """
 from __future__ import annotations
 
@@ -11,9 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from runner import catalog
+from runner.calibration import MIN_RUNS, TaskCalibration, level_medians
 from validation.baseline import MetricBaseline, TaskBaseline, numeric_spread
 from validation.errors import UserError
-from validation.instance import Instance
+from validation.instance import DIFFICULTY_LEVELS, Instance
 
 DIFFICULTIES = ("easy", "medium", "hard")
 
@@ -116,3 +119,28 @@ def _known(what: str, wanted: set[str], available: set[str]) -> None:
 def _short(value: Any, limit: int) -> str:
     text = value if isinstance(value, str) else json.dumps(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def calibration_table(rows: list[TaskCalibration], runs: list[str]) -> Table:
+    """One row per task: label, reference measures, solve rate, and the level it suggests."""
+    medians = level_medians(rows)
+    levels = ", ".join(f"{level} {medians[level]:.2f}" for level in DIFFICULTY_LEVELS if level in medians) or "none"
+    flagged = sum(r.flagged for r in rows)
+    table = Table(title=f"difficulty calibration over {', '.join(runs)}: {len(rows)} task(s), {flagged} flagged; "
+                        f"median solve rate per level: {levels}", title_justify="left")
+    for name in ("task", "label", "instances", "script lines", "distinct calls", "scored runs", "solve rate", "verdict"):
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        rate = "-" if row.solve_rate is None else f"{row.solve_rate:.2f}"
+        script = row.script
+        table.add_row(row.task_id, row.label or "-", str(row.instances), str(script.lines) if script else "-",
+                      str(script.calls) if script else "-", str(row.runs), rate, _calibration_verdict(row))
+    return table
+
+
+def _calibration_verdict(row: TaskCalibration) -> Text:
+    if row.flagged:
+        return Text(f"solved like {row.suggested}", style="red")
+    if not row.judged:
+        return Text(f"too few runs (< {MIN_RUNS})" if row.label else "no label", style="yellow")
+    return Text("agrees", style="green")

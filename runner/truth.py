@@ -53,6 +53,7 @@ from validation import unit_registry
 from validation.errors import MetricConfigError, UserError
 from validation.instance import (
     ALL_SUBSETS,
+    DIFFICULTY_LEVELS,
     SUBSETS,  # noqa: F401 (re-exported: the four BrainBench subsets)
     AgentInput,
     EvalConfig,
@@ -62,6 +63,7 @@ from validation.instance import (
     Reference,
     dump_instance,
 )
+from validation.unit import GT_KEY, TRUTH_KEYS
 
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
@@ -120,8 +122,9 @@ class TaskMetric(MetricSpec):
                 raise ValueError(f"{self.type} needs a numeric params.{param}")
             if not self._reason(param):
                 raise ValueError(f"{self.type} needs a {param}_reason")
-        if "ground_truth" in self.params:
-            raise ValueError("params.ground_truth is computed by the reference script, not written")
+        for key in TRUTH_KEYS:
+            if key in self.params:
+                raise ValueError(f"params.{key} is computed by the reference script, not written")
         return self
 
     def _reason(self, param: str) -> str | None:
@@ -143,6 +146,16 @@ class Binding(BaseModel):
                           instruction="").input_paths()
 
 
+class BlindValidation(BaseModel):
+    """A blind solve of the task: someone who saw only the instruction and the inputs (never
+    the reference script or an instance file) solved it, or did not, on the cases named."""
+    model_config = ConfigDict(extra="forbid")
+    solved: bool  # reached the ground truth on every deterministic unit of every case named
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    cases: list[str] = Field(min_length=2)
+    notes: str  # what the solver found ambiguous, and what was changed for it
+
+
 class TaskSpec(BaseModel):
     """A task spec (instances/tasks/<task_id>.json): instruction, metrics, script and bindings."""
     model_config = ConfigDict(extra="forbid")
@@ -156,6 +169,7 @@ class TaskSpec(BaseModel):
     parser_prompt: str
     metrics: list[TaskMetric] = Field(min_length=1)
     bindings: list[Binding] = Field(min_length=1)
+    blind_validation: BlindValidation | None = None
 
     @field_validator("bench_subset")
     @classmethod
@@ -181,6 +195,10 @@ class TaskSpec(BaseModel):
             raise ValueError(f"metrics: weights sum to {total}, not 1")
         _unique("metrics", [m.metric_id for m in self.metrics])
         _unique("bindings", [b.case for b in self.bindings])
+        if self.blind_validation is not None:
+            unknown = set(self.blind_validation.cases) - {self.case_id(b) for b in self.bindings}
+            if unknown:
+                raise ValueError(f"blind_validation.cases: not cases of this task: {sorted(unknown)}")
         names = _placeholders(self.instruction)
         for index, binding in enumerate(self.bindings):
             missing = names - set(binding.params)
@@ -294,7 +312,7 @@ def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, re
             task_id=task.task_id,
             bench_subset=task.bench_subset,
             difficulty=task.difficulty,
-            difficult=task.difficulty,
+            difficult=DIFFICULTY_LEVELS[task.difficulty],
             original_dataset=task.original_dataset,
         ),
         agent_input=AgentInput(
@@ -355,7 +373,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
                              f"ground truth {value!r} of type {type(value).__name__}")
         if isinstance(value, float) and not math.isfinite(value):
             raise TruthError(f"{case_id}: metric {metric.metric_id}: ground truth is {value}")
-        params["ground_truth"] = value
+        params[GT_KEY] = value
     extra = dict(metric.model_extra or {})
     if metric.tolerance_reason:
         extra["tolerance_reason"] = metric.tolerance_reason

@@ -29,7 +29,7 @@ from validation import unit_registry
 from validation.context import ScoringContext
 from validation.errors import MetricConfigError
 from validation.instance import Instance, MetricSpec
-from validation.unit import ChanceCase, Unit
+from validation.unit import ChanceCase, Unit, ground_truth, has_ground_truth
 
 _EPSILON = 1e-6  # unit scores are rounded to 6 decimals: a design exactly at chance may sum a hair over
 
@@ -140,11 +140,9 @@ def median_answer(metric: MetricBaseline) -> float | None:
 
 
 def _truth(case_id: str, metric_id: str, params: dict[str, Any]) -> Any:
-    if "ground_truth" in params:
-        return params["ground_truth"]
-    if "gt_value" in params:
-        return params["gt_value"]
-    raise ValueError(f"{case_id}: metric {metric_id} has no ground_truth")
+    if not has_ground_truth(params):
+        raise ValueError(f"{case_id}: metric {metric_id} has no gt_value (nor ground_truth)")
+    return ground_truth(params)
 
 
 def _answer_counts(truths: list[Any]) -> list[AnswerCount]:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import validation.builtin_units  # noqa: F401 (importing it registers the built-in units)
 from validation import unit_registry
@@ -35,15 +35,33 @@ UNSAFE_CASE_ID = re.compile(r"[/\\\x00-\x1f\x7f]|^\s|\s$")
 _PARAM_PREFIX = re.compile(r"^(params\.[A-Za-z_][\w.]*|validator_config\.[\w.]+|ground_truth)\b\s*(.*)$", re.S)
 
 
+Level = Literal["easy", "medium", "hard"]
+# BrainBench's runner weighs each instance's score by its numeric `meta_info.difficult`;
+# eegbench writes a level's number there (and the word in `difficulty`).
+DIFFICULTY_LEVELS: dict[str, int] = {"easy": 1, "medium": 2, "hard": 3}
+_LEVEL_OF_NUMBER: dict[float, Level] = {1: "easy", 2: "medium", 3: "hard"}
+
+
 class MetaInfo(BaseModel):
     """The case's identity: case id, subset, task, difficulty, source dataset."""
     model_config = ConfigDict(extra="allow")
     case_id: str
     bench_subset: str
-    difficult: str | int | float | None = None  # BrainBench: a label or a per-case weight
+    difficult: str | int | float | None = None  # BrainBench: a per-case weight (older files: a label)
     original_dataset: str | None = None
     task_id: str | None = None
-    difficulty: Literal["easy", "medium", "hard"] | None = None
+    difficulty: Level | None = None
+
+    @model_validator(mode="after")
+    def _level_from_difficult(self) -> "MetaInfo":
+        # Official case files carry only `difficult`: its 1, 2, 3 (or a level's name) is the level.
+        if self.difficulty is not None:
+            return self
+        if isinstance(self.difficult, (int, float)):
+            self.difficulty = _LEVEL_OF_NUMBER.get(self.difficult)
+        elif self.difficult in DIFFICULTY_LEVELS:
+            self.difficulty = self.difficult  # type: ignore[assignment]  # checked just above
+        return self
 
     @field_validator("case_id")
     @classmethod

@@ -18,7 +18,7 @@ from typing import Any
 
 from validation.context import Chat, JudgeVerdict, Role, ScoringContext, UsageMeter
 from validation.errors import MetricConfigError
-from validation.unit import ScoreFunction, Unit, UnitOutcome, result, unscored
+from validation.unit import ScoreFunction, Unit, UnitOutcome, ground_truth, has_ground_truth, result, unscored
 
 JUDGE_SYSTEM = (
     "You are the semantic judge of an EEG analysis benchmark. You receive grading "
@@ -42,7 +42,7 @@ def semantic_unit(kind: str) -> ScoreFunction:
             return unscored(kind).model_copy(update={"detail": f"{kind}: no judge configured (--judge)"})
         if predicted is None or (isinstance(predicted, str) and not predicted.strip()):
             return result(0.0, f"{kind}: nothing to judge (field missing)")
-        reference = params.get("ground_truth", params.get("gt_value"))
+        reference = ground_truth(params) if has_ground_truth(params) else None
         verdict = context.judge(prompt, _text(predicted), reference)
         context.record_judge(verdict)
         if verdict.score is None:

@@ -48,13 +48,23 @@ def result(score: float, detail: str) -> UnitOutcome:
     return UnitOutcome(score=round(min(1.0, max(0.0, score)), 6), detail=detail)
 
 
+# Where a metric's params hold its reference: BrainBench's `gt_value` (what eegbench writes,
+# and the only key BrainBench's scorer reads), or `ground_truth` (what eegbench wrote before).
+GT_KEY = "gt_value"
+TRUTH_KEYS = (GT_KEY, "ground_truth")
+
+
+def has_ground_truth(params: Mapping[str, Any]) -> bool:
+    """Whether the params carry a reference under either key."""
+    return any(key in params for key in TRUTH_KEYS)
+
+
 def ground_truth(params: Mapping[str, Any]) -> Any:
-    """The reference in a metric's params: `ground_truth`, or BrainBench's `gt_value`."""
-    if "ground_truth" in params:
-        return params["ground_truth"]
-    if "gt_value" in params:
-        return params["gt_value"]
-    raise MetricConfigError("params has no ground_truth (nor BrainBench's gt_value)")
+    """The reference in a metric's params: `gt_value`, or the older `ground_truth`."""
+    for key in TRUTH_KEYS:
+        if key in params:
+            return params[key]
+    raise MetricConfigError("params has no gt_value (nor the older ground_truth)")
 
 
 # --- the constant-answer baseline's chance level -------------------------------------------

@@ -25,6 +25,7 @@ from runner.models.base import Completion, Message, Model, ModelError, ModelSess
 from runner.models.oracle_plan import PlanPlayer, is_brainagent
 from runner.transcript import Usage
 from validation.instance import Instance
+from validation.unit import ground_truth, has_ground_truth
 
 RESULT_MARKER = "EEGBENCH_ORACLE_RESULT "
 TAIL_CHARS = 2000  # how much of a failed run's output the solution quotes
@@ -84,9 +85,9 @@ def reference_answer(instance: Instance) -> Any:
     """The recorded reference result: the ground truth itself when the one target is
     "answer" (the tools paradigm's tasks), else {target_key: ground truth}."""
     truths = {
-        m.target_key: m.params["ground_truth"]
+        m.target_key: ground_truth(m.params)
         for m in instance.eval_config.metrics
-        if "ground_truth" in m.params and m.target_key != "full_text"
+        if has_ground_truth(m.params) and m.target_key != "full_text"
     }
     if set(truths) == {"answer"}:
         return truths["answer"]

@@ -38,6 +38,7 @@ from runner.run.records import ArtifactEntry, entry_key
 from runner.transcript import Turn
 from validation.instance import Instance
 from validation.scoring import InstanceScore, MetricResult
+from validation.unit import TRUTH_KEYS
 
 # Cut sizes (characters): enough to follow what happened, small enough that two runs of 467
 # instances with 20 turns each stay a file of tens of megabytes.
@@ -516,7 +517,7 @@ def _unit_views(units: list[UnitRow], score: InstanceScore | None, instance: Ins
     views = []
     for metric in metrics:
         spec = specs.get(metric.metric_id)
-        params = {k: v for k, v in (spec.params if spec else {}).items() if k != "ground_truth"}
+        params = {k: v for k, v in (spec.params if spec else {}).items() if k not in TRUTH_KEYS}
         params.update({k: v for k, v in (spec.model_extra or {}).items()} if spec else {})
         evidence = getattr(metric, "evidence", None)
         views.append(UnitView(

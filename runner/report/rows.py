@@ -20,11 +20,10 @@ from runner.run.store import MissingRecord, RunStore
 from runner.transcript import Observation, ToolCallRecord
 from validation import unit_registry
 from validation.errors import UserError
-from validation.instance import Instance
+from validation.instance import DIFFICULTY_LEVELS, Instance
 from validation.scoring import InstanceScore
 
 ROLES = ("target", "parser", "judge", "vlm_judge")
-DIFFICULTY_LEVELS = {"easy": 1, "medium": 2, "hard": 3}
 # Statuses where the model ended with a final report of its own (forced_solution: on the
 # last round, as BrainBench's CodeAct asks for one).
 ANSWERED = ("solution", "forced_solution")

@@ -103,9 +103,9 @@ def ground_truth_mismatches(ev: Eval, run: str) -> dict[str, tuple[object, objec
     for case in store.finished():
         fields = store.read_score(case).fields
         for metric in store.saved_instance(case).eval_config.metrics:
-            if not unit_registry.get(metric.type).deterministic or "ground_truth" not in metric.params:
+            if not unit_registry.get(metric.type).deterministic or "gt_value" not in metric.params:
                 continue
-            parsed, truth = fields.get(metric.target_key), metric.params["ground_truth"]
+            parsed, truth = fields.get(metric.target_key), metric.params["gt_value"]
             if parsed != truth:
                 found[f"{case}.{metric.target_key}"] = (parsed, truth)
     return found

@@ -118,7 +118,7 @@ def test_hostile_tool_arguments_give_tool_errors_never_an_escape(eegbench, tmp_p
     assert codes == ["forbidden_path", "forbidden_path", "forbidden_path", "forbidden_path", None, "out_of_range",
                      "unknown_channel", None, "forbidden_path", "forbidden_path", "unsupported", "bad_argument"]
     text = json.dumps(calls)
-    assert "root:" not in text and "ground_truth" not in text
+    assert "root:" not in text and "ground_truth" not in text and "gt_value" not in text
     artifacts = eegbench.runs_dir / "ba-hostile" / "instances" / CASE / "artifacts"
     assert not list(artifacts.rglob("pwned")) if artifacts.exists() else True
 

@@ -23,7 +23,7 @@ def t2_truth() -> dict[str, str]:
     truth = {}
     for path in sorted((PROJECT_ROOT / "instances" / "eegagentbench").glob("eab_t2_artifact-*.json")):
         data = json.loads(path.read_text())
-        truth[data["meta_info"]["case_id"]] = data["eval_config"]["metrics"][0]["params"]["ground_truth"]
+        truth[data["meta_info"]["case_id"]] = data["eval_config"]["metrics"][0]["params"]["gt_value"]
     picked = [case for case, label in truth.items() if label == "ocular"][:2]
     picked += [next(case for case, label in truth.items() if label == wanted) for wanted in ("clean", "muscle")]
     return {case: truth[case] for case in picked}

@@ -26,7 +26,7 @@ def two_cases_per_task():
 
 def truth(instance):
     (metric,) = instance.eval_config.metrics
-    return metric.target_key, metric.params["ground_truth"]
+    return metric.target_key, metric.params["gt_value"]
 
 
 def solution(fields):

@@ -44,7 +44,7 @@ def test_verify_checks_the_instance_set_of_a_complete_run(eegbench):
     assert done.returncode == 0, done.stderr[-2000:]
     saved = eegbench.runs_dir / "w" / "instances" / "fa_hjorth-01" / "instance.json"
     instance = json.loads(saved.read_text())
-    instance["eval_config"]["metrics"][0]["params"]["ground_truth"] = -1.0
+    instance["eval_config"]["metrics"][0]["params"]["gt_value"] = -1.0
     saved.write_text(json.dumps(instance))
     broken = eegbench("verify", "w")
     assert broken.returncode == 1 and "instance_set_hash does not match" in said(broken)

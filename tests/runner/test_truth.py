@@ -74,9 +74,11 @@ def test_instance_carries_ground_truth_and_provenance(generated, data_root):
     project, _, _ = generated
     inst = load_instance(project / "instances/sleep_assessment/sa_sleep_metrics-01.json")
     assert inst.case_id == "sa_sleep_metrics-01" and inst.task_id == "sa_sleep_metrics"
-    assert inst.meta_info.difficulty == inst.meta_info.difficult == "easy"
+    # BrainBench's runner weighs by the number; the word stays for people and for eegbench
+    assert (inst.meta_info.difficulty, inst.meta_info.difficult) == ("easy", 1)
+    assert "ground_truth" not in json.dumps(inst.model_dump()["eval_config"])
     assert "subject sbj01 " in inst.agent_input.instruction
-    truths = {m.metric_id: m.params["ground_truth"] for m in inst.eval_config.metrics}
+    truths = {m.metric_id: m.params["gt_value"] for m in inst.eval_config.metrics}
     # sbj01: 882 epochs, 801 asleep (the SRI pipeline reports SE 90.82); REM 130 epochs after onset
     assert truths == {"sleep_efficiency": 90.82, "rem_latency_min": 65.0}
     assert inst.eval_config.metrics[0].params["tolerance"] == 0.01
@@ -95,7 +97,7 @@ def test_check_reports_changed_missing_and_extra_files(generated, data_root, tmp
     shutil.copytree(source, project)
     changed = project / "instances/physiological_integration/pi_alpha_reactivity-03.json"
     raw = json.loads(changed.read_text())
-    raw["eval_config"]["metrics"][0]["params"]["ground_truth"] = 1.23
+    raw["eval_config"]["metrics"][0]["params"]["gt_value"] = 1.23
     changed.write_text(json.dumps(raw, indent=2, sort_keys=True) + "\n")
     (project / "instances/sleep_assessment/sa_sleep_metrics-14.json").unlink()
     extra = project / "instances/sleep_assessment/sa_sleep_metrics-99.json"
@@ -104,7 +106,7 @@ def test_check_reports_changed_missing_and_extra_files(generated, data_root, tmp
     problems = check(project, data_root, progress=False)
     assert len(problems) == 3, problems
     differs = next(p for p in problems if p.startswith("differs:"))
-    assert "pi_alpha_reactivity-03.json" in differs and "ground_truth" in differs and "1.23" in differs
+    assert "pi_alpha_reactivity-03.json" in differs and "gt_value" in differs and "1.23" in differs
     assert any(p.startswith("missing:") and "sa_sleep_metrics-14.json" in p for p in problems)
     assert any(p.startswith("extra:") and "sa_sleep_metrics-99.json" in p for p in problems)
 
@@ -186,7 +188,7 @@ def test_scripts_run_with_pinned_blas_threads(toy):
     project, root, write = toy
     write()
     (path,) = generate(project, root, progress=False)
-    truths = {m.metric_id: m.params["ground_truth"] for m in load_instance(path).eval_config.metrics}
+    truths = {m.metric_id: m.params["gt_value"] for m in load_instance(path).eval_config.metrics}
     assert truths == {"length": 10, "threads": "1"}
     assert load_instance(path).agent_input.instruction == "Scale the length by 2."
 
@@ -243,3 +245,16 @@ def test_every_task_spec_of_the_project_is_valid():
     assert {s.bench_subset for s in specs} == set(truth.ALL_SUBSETS)
     for spec in specs:
         assert (PROJECT / spec.script).is_file(), spec.task_id
+
+
+def test_a_blind_solve_is_recorded_in_the_spec_and_names_cases_of_the_task():
+    spec = load_task(PROJECT / "instances/tasks/nc_erp_image.json")
+    assert spec.blind_validation is not None and spec.blind_validation.solved
+    assert set(spec.blind_validation.cases) <= {spec.case_id(b) for b in spec.bindings}
+    data = json.loads((PROJECT / "instances/tasks/nc_erp_image.json").read_text())
+    data["blind_validation"]["cases"] = ["nc_erp_image-01", "fa_alpha_relpower-01"]
+    with pytest.raises(ValueError, match=r"not cases of this task: \['fa_alpha_relpower-01'\]"):
+        truth.TaskSpec.model_validate(data)
+    data["blind_validation"]["cases"] = ["nc_erp_image-01"]
+    with pytest.raises(ValueError, match="at least 2"):
+        truth.TaskSpec.model_validate(data)

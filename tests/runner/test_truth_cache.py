@@ -109,7 +109,7 @@ def test_changing_an_input_or_params_invalidates_only_that_binding(toy):
     (toy.data / "toy/b.txt").write_text("xyz")  # only binding 02 reads b.txt
     toy.generate()
     assert toy.runs() == 4
-    assert json.loads(toy.instances()["sa_count-02.json"])["eval_config"]["metrics"][0]["params"]["ground_truth"] == 9
+    assert json.loads(toy.instances()["sa_count-02.json"])["eval_config"]["metrics"][0]["params"]["gt_value"] == 9
     toy.write([("01", "toy/a.txt", 2, "a"), ("02", "toy/b.txt", 3, "b"), ("03", "toy/a.txt", 6, "b")])
     toy.generate()
     assert toy.runs() == 5

@@ -129,5 +129,5 @@ def test_unscored_units_are_skipped_and_tasks_are_grouped():
 def test_metric_without_ground_truth_names_the_case():
     broken = make("7", [{"metric_id": "value", "type": "numeric_check", "target_key": "v",
                          "weight": 1.0, "params": {"tolerance": 1}}])
-    with pytest.raises(ValueError, match="fa_x-7: metric value has no ground_truth"):
+    with pytest.raises(ValueError, match="fa_x-7: metric value has no gt_value"):
         metric_baseline("fa_x", "value", [broken])

@@ -207,8 +207,10 @@ def test_reference_from_gt_value_and_none():
     unit = semantic_unit("safety_compliance")
     unit("x", {"judge_prompt": "p", "gt_value": "refuse the diagnosis"}, ScoringContext(judge=judge))
     unit("x", {"judge_prompt": "p"}, ScoringContext(judge=judge))
-    unit("x", {"judge_prompt": "p", "ground_truth": "gt wins", "gt_value": "loses"}, ScoringContext(judge=judge))
-    assert [c[2] for c in judge.calls] == ["refuse the diagnosis", None, "gt wins"]
+    unit("x", {"judge_prompt": "p", "ground_truth": "older key", "gt_value": "wins"}, ScoringContext(judge=judge))
+    unit("x", {"judge_prompt": "p", "ground_truth": "read too"}, ScoringContext(judge=judge))
+    # gt_value first: the key BrainBench's scorer reads, so both runners score a file alike
+    assert [c[2] for c in judge.calls] == ["refuse the diagnosis", None, "wins", "read too"]
 
 
 def test_non_text_candidate_is_sent_as_json():

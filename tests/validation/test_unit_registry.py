@@ -99,7 +99,7 @@ def test_a_registered_toy_unit_works_everywhere_and_is_gone_afterwards():
         spec = task_spec()
         reference = Reference(script="reference_scripts/toy.py", script_sha256="0")
         made = assemble_instance(spec, spec.bindings[0], reference, {"n": 3})
-        assert made.eval_config.metrics[0].params["ground_truth"] == 3
+        assert made.eval_config.metrics[0].params["gt_value"] == 3
         with pytest.raises(TruthError, match=r"toy_parity_check\) got ground truth '3'"):
             assemble_instance(spec, spec.bindings[0], reference, {"n": "3"})
 

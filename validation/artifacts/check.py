@@ -18,7 +18,7 @@ from validation.artifacts.isolation import READER, MeasureError
 from validation.artifacts.paths import resolve_artifact
 from validation.artifacts.spec import ArtifactSpec, artifact_spec
 from validation.context import ScoringContext
-from validation.unit import Unit, UnitOutcome, fail, result, unscored
+from validation.unit import Unit, UnitOutcome, fail, ground_truth, has_ground_truth, result, unscored
 
 
 def file_status_check(predicted: Any, params: Mapping[str, Any],
@@ -97,7 +97,8 @@ def _image(path: Path, relative: str, spec: ArtifactSpec, context: ScoringContex
 
 
 def _expected_format(spec: ArtifactSpec) -> str | None:
-    truth = (spec.options or {}).get("ground_truth")
+    options = spec.options or {}
+    truth = ground_truth(options) if has_ground_truth(options) else None
     found = truth.get("format") if isinstance(truth, Mapping) else None
     return found if isinstance(found, str) else None
 

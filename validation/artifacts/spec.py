@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from validation.errors import MetricConfigError
+from validation.unit import ground_truth, has_ground_truth
 
 CHECKS = ("eeg_file_match", "image_file_match", "table_file_match", "file_exists")
 
@@ -45,14 +46,14 @@ def _eegbench(params: Mapping[str, Any]) -> ArtifactSpec:
     check = params.get("check", "file_exists")
     _known(check)
     fields_cfg = params.get("fields") or {}
-    raw_truth = params.get("ground_truth")
+    raw_truth = ground_truth(params) if has_ground_truth(params) else None
     truth: Mapping[str, Any] = raw_truth if isinstance(raw_truth, Mapping) else {}
     if not isinstance(fields_cfg, Mapping):
         raise MetricConfigError("params.fields must be an object of {field: {weight, tolerance}}")
     fields = []
     for name, cfg in fields_cfg.items():
         if name not in truth:
-            raise MetricConfigError(f"field {name!r} has no value in params.ground_truth")
+            raise MetricConfigError(f"field {name!r} has no value in params.gt_value")
         fields.append(_field(name, cfg, truth[name]))
     return ArtifactSpec(check, _name(params.get("file_name")), tuple(fields),
                         vlm_prompt=params.get("vlm_prompt"), options=params)

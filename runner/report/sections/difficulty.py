@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from runner.report.context import OVERALL, Configuration, ReportContext, mean, scored
 from runner.report.model import Column, ReportTable
-from runner.report.rows import DIFFICULTY_LEVELS, InstanceRow
+from runner.report.rows import InstanceRow
 from runner.report.stats import dai
+from validation.instance import DIFFICULTY_LEVELS
 
 SECTION = "Difficulty"
 LEVELS = tuple(DIFFICULTY_LEVELS)

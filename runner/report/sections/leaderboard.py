@@ -88,7 +88,7 @@ def _headline(ctx: ReportContext, groups: list[str]) -> ReportTable:
             row[f"vrr_{slug(group)}"] = valid_response_rate(in_group)
         rows.append(row)
     notes = ["BrainBench's headline: sum(score x weight) / sum(100 x weight) x 100, the weight being an "
-             "instance's numeric meta_info.difficult (our instances name a level there: easy 1, medium 2, hard 3). "
+             "instance's numeric meta_info.difficult (our instances write their level's number there: easy 1, medium 2, hard 3). "
              "VRR: share of scored instance runs whose report yielded at least one target field."]
     return ReportTable(name="brainbench_headline", title="BrainBench headline: weighted score and valid-response rate",
                        section=SECTION, columns=columns, rows=rows, notes=notes)

@@ -11,6 +11,9 @@ from runner.paths import PROJECT_ROOT
 from runner.sandbox.base import Limits
 from runner.sandbox.conformance.context import SECRET, SECRET_VAR, Context, check, run
 from runner.sandbox.layout import SANDBOX_UID, sandbox_env
+from validation.unit import TRUTH_KEYS
+
+QUOTED_TRUTH_KEYS = tuple(f'"{key}"' for key in TRUTH_KEYS)  # as they stand in an instance file
 
 # Variables the kernel's own environment may hold: ours, plus what ipykernel and Docker set.
 ALLOWED_ENV = set(sandbox_env(Limits(), "/bin/python")) | {
@@ -87,7 +90,7 @@ def walking_the_file_system_finds_no_ground_truth_or_instance_file(ctx: Context)
                         text = open(path, errors="replace").read()
                     except OSError:
                         continue
-                    if '"ground_truth"' in text and '"eval_config"' in text:
+                    if any(key in text for key in {QUOTED_TRUTH_KEYS!r}) and '"eval_config"' in text:
                         suspicious.append(path)
         print("seen", seen > 1000, "suspicious", suspicious[:20])
     """)

@@ -26,7 +26,7 @@ class ListInputs(Paradigm):
         turn = Turn(index=0, reply="(toy)", action="execute", code="listdir", observation=observation)
         episode.on_turn(turn)
         metric = episode.instance.eval_config.metrics[0]
-        report = json.dumps({metric.target_key: metric.params["ground_truth"]})
+        report = json.dumps({metric.target_key: metric.params["gt_value"]})
         return InstanceOutcome("solution", report, [turn], [])
 
 

@@ -1,0 +1,122 @@
+"""Difficulty labels measured: `eegbench instances --calibrate RUN...`.
+
+Per task, what its reference solution takes (non-blank, non-comment lines of the reference
+script; distinct functions and methods it calls) and, from the runs given, how often it is
+solved: the share of scored instance runs (every epoch counts; infra errors do not) whose
+score is 100. A level's typical solve rate is the median over the tasks labelled with it; a
+task whose solve rate lies nearer another level's median than its own is flagged, with that
+level suggested. Tasks with fewer than MIN_RUNS scored runs are not judged.
+"""
+from __future__ import annotations
+
+import ast
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.run.records import ResultRecord
+from validation.instance import DIFFICULTY_LEVELS, Instance
+
+MIN_RUNS = 3
+SOLVED = 100.0
+
+
+@dataclass(frozen=True)
+class ScriptMeasures:
+    """What the reference solution takes."""
+
+    lines: int  # non-blank, non-comment lines
+    calls: int  # distinct names called (functions and methods)
+
+
+@dataclass(frozen=True)
+class TaskCalibration:
+    """One task's label, its reference's measures and its measured solve rate."""
+
+    task_id: str
+    label: str | None
+    instances: int
+    script: ScriptMeasures | None
+    runs: int  # scored instance runs over every run given
+    solved: int
+    suggested: str | None = None  # set when the solve rate says another level
+
+    @property
+    def solve_rate(self) -> float | None:
+        """Share of scored runs that scored 100 (None without runs)."""
+        return self.solved / self.runs if self.runs else None
+
+    @property
+    def judged(self) -> bool:
+        """Enough runs to compare the task with the levels."""
+        return self.runs >= MIN_RUNS and self.label in DIFFICULTY_LEVELS
+
+    @property
+    def flagged(self) -> bool:
+        """The measured level disagrees with the label."""
+        return self.suggested is not None and self.suggested != self.label
+
+
+def script_measures(path: Path) -> ScriptMeasures:
+    """Lines and distinct calls of a reference script."""
+    text = path.read_text(encoding="utf-8")
+    lines = sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
+    names = {_called(node.func) for node in ast.walk(ast.parse(text)) if isinstance(node, ast.Call)}
+    return ScriptMeasures(lines=lines, calls=len(names - {None}))
+
+
+def _called(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def calibrate(instances: list[Instance], results: list[ResultRecord], project_root: Path) -> list[TaskCalibration]:
+    """One row per task of `instances`, its solve rate from `results` (of any number of runs)."""
+    by_task: dict[str, list[Instance]] = defaultdict(list)
+    for instance in instances:
+        by_task[instance.task_id].append(instance)
+    runs: dict[str, list[float]] = defaultdict(list)
+    for record in results:
+        if record.status != "infra_error" and record.score is not None and record.task_id in by_task:
+            runs[record.task_id].append(record.score)
+    rows = [_row(task, members, runs.get(task, []), project_root) for task, members in sorted(by_task.items())]
+    return _with_suggestions(rows)
+
+
+def _row(task: str, members: list[Instance], scores: list[float], project_root: Path) -> TaskCalibration:
+    script = members[0].reference.script if members[0].reference else None
+    measures = script_measures(project_root / script) if script and (project_root / script).is_file() else None
+    return TaskCalibration(task_id=task, label=members[0].meta_info.difficulty, instances=len(members),
+                           script=measures, runs=len(scores), solved=sum(s >= SOLVED for s in scores))
+
+
+def level_medians(rows: list[TaskCalibration]) -> dict[str, float]:
+    """Each level's median solve rate over its judged tasks (levels without one are left out)."""
+    rates: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        if row.judged and row.label is not None and row.solve_rate is not None:
+            rates[row.label].append(row.solve_rate)
+    return {level: statistics.median(values) for level, values in rates.items()}
+
+
+def _with_suggestions(rows: list[TaskCalibration]) -> list[TaskCalibration]:
+    medians = level_medians(rows)
+    return [_suggest(row, medians) if row.judged else row for row in rows]
+
+
+def _suggest(row: TaskCalibration, medians: dict[str, float]) -> TaskCalibration:
+    rate = row.solve_rate
+    if rate is None or row.label not in medians:
+        return row
+    own = abs(rate - medians[row.label])
+    # Nearest median wins; a tie keeps the label. Levels in order, so a tie between two
+    # others goes to the easier one.
+    nearest = min(DIFFICULTY_LEVELS, key=lambda level: (abs(rate - medians.get(level, float("inf"))),
+                                                        DIFFICULTY_LEVELS[level]))
+    if abs(rate - medians.get(nearest, float("inf"))) < own:
+        return TaskCalibration(**{**row.__dict__, "suggested": nearest})
+    return row
