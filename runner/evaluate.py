@@ -37,7 +37,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
         raise UserError("no instances to run (instances/ is empty: run `make truth`)")
     root = Path(config.data_root) if config.data_root else env.paths.data_root
     check_model_fits(config, instances)
-    check_inputs(instances, root)
+    check_inputs(instances, root, "check --data-root" if config.cases_dir else "run `make data`")
     check_metrics(instances)
     check_case_ids(instances)
     store = RunStore(env.paths.runs_dir / config.run_id)
@@ -136,14 +136,15 @@ def _scoring_line(scorer: Scorer) -> str:
     return f"parser {parser}, judge {judge}, VLM judge {vlm}"
 
 
-def check_inputs(instances: list[Instance], root: Path) -> None:
-    """Every input file is under the data root (else: run `make data`)."""
-    missing = sorted({p for i in instances for p in i.agent_input.input_paths() if not (root / p).is_file()})
-    if missing:
-        raise UserError(
-            f"input recordings missing under {root}: {', '.join(missing[:5])}"
-            + (" ..." if len(missing) > 5 else "") + " (run `make data`)"
-        )
+def check_inputs(instances: list[Instance], root: Path, hint: str) -> None:
+    """Every input file is under the data root; UserError names the first cases lacking one,
+    and ends with `hint` (what to do about it)."""
+    lacking = [(i.case_id, p) for i in instances for p in i.agent_input.input_paths() if not (root / p).is_file()]
+    if not lacking:
+        return
+    shown = "; ".join(f"{case}: agent_input names {path}" for case, path in lacking[:5])
+    more = f" (and {len(lacking) - 5} more)" if len(lacking) > 5 else ""
+    raise UserError(f"input files missing under {root}: {shown}{more} ({hint})")
 
 
 def check_case_ids(instances: list[Instance]) -> None:

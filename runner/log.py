@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,11 +43,22 @@ class _CaseFilter(logging.Filter):
         return _CASE.get() == self.case_id
 
 
+class _AuditFileHandler(logging.FileHandler):
+    """A controller.log that stays quiet when its disk is full: the run store reports that
+    (one message, the run stops), not a logging traceback on the console."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return
+        super().handleError(record)
+
+
 @contextlib.contextmanager
 def instance_log(path: Path, case_id: str) -> Iterator[None]:
     """Records emitted in this thread (and this context) also go to `path`."""
     token = _CASE.set(case_id)
-    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler = _AuditFileHandler(path, encoding="utf-8", delay=True)
     handler.setLevel(logging.INFO)
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler.addFilter(_CaseFilter(case_id))

@@ -112,10 +112,12 @@ def resolve(role: str, spec: str | None, *, evaluated: str | None, env: Environm
 
 
 def _openai(role: str, name: str, env: Environment, cache_dir: Path | None) -> Endpoint:
-    from runner.models.openai_client import OpenAIModel, public_url
+    from runner.models.openai_client import OpenAIModel, check_base_url, public_url
 
     prefix = f"EEGBENCH_{role.upper()}_"
-    base_url = env.get(prefix + "BASE_URL") or env.get("EEGBENCH_BASE_URL") or env.get("OPENAI_BASE_URL")
+    variables = (prefix + "BASE_URL", "EEGBENCH_BASE_URL", "OPENAI_BASE_URL")
+    variable = next((v for v in variables if env.get(v)), None)
+    base_url = check_base_url(variable, env.get(variable) or "") if variable else None
     api_key = env.get(prefix + "API_KEY") or env.get("EEGBENCH_API_KEY") or env.get("OPENAI_API_KEY")
     if not base_url or not api_key:
         raise EndpointError(f"{role} model {name!r}: set {prefix}BASE_URL and {prefix}API_KEY "

@@ -243,3 +243,20 @@ def test_the_valid_case_runs(eegbench, tmp_path):
                     "--data-root", str(DATA_ROOT), "--model", write_script(tmp_path, GOOD_REPLIES), timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [r["case_id"] for r in eegbench.results(RUN)] == ["bb_bad_input"]
+
+
+def test_case_whose_input_is_missing_under_the_data_root(eegbench, tmp_path):
+    write_case(tmp_path / "cases", setting("agent_input.data_path", "eegmmidb/absent.edf"))
+    error = rejected(eegbench, "--cases", str(tmp_path / "cases"), "--data-root", str(DATA_ROOT),
+                     "--model", write_script(tmp_path, GOOD_REPLIES))
+    assert error == (f"error: input files missing under {DATA_ROOT}: bb_bad_input: agent_input names "
+                     "eegmmidb/absent.edf (check --data-root)")
+
+
+def test_judge_endpoint_with_a_malformed_base_url(eegbench, tmp_path, monkeypatch):
+    monkeypatch.setenv("EEGBENCH_JUDGE_BASE_URL", "judge.example.com")
+    monkeypatch.setenv("EEGBENCH_JUDGE_API_KEY", "sk-test")
+    write_case(tmp_path / "cases")
+    error = rejected(eegbench, "--cases", str(tmp_path / "cases"), "--data-root", str(DATA_ROOT),
+                     "--model", write_script(tmp_path, GOOD_REPLIES), "--judge", "openai:judge-model")
+    assert error.startswith("error: EEGBENCH_JUDGE_BASE_URL='judge.example.com': expected an http:// or https:// URL"), error

@@ -29,3 +29,26 @@ def test_each_instance_log_holds_its_own_thread_s_records(tmp_path):
     leftover = [h for h in logging.getLogger().handlers
                 if isinstance(h, logging.FileHandler) and h.baseFilename.startswith(str(tmp_path))]
     assert not leftover  # each handler is removed when its instance ends
+
+
+
+def _handled_while(error, tmp_path, capsys):
+    import logging
+
+    from runner.log import _AuditFileHandler
+
+    handler = _AuditFileHandler(tmp_path / "controller.log", delay=True)
+    record = logging.LogRecord("x", logging.WARNING, __file__, 1, "written on a full disk", None, None)
+    try:
+        raise error
+    except OSError:
+        handler.handleError(record)  # what logging calls when emit fails
+    handler.close()
+    return capsys.readouterr().err
+
+
+def test_a_full_disk_under_controller_log_prints_no_logging_traceback(tmp_path, capsys):
+    import errno
+
+    assert _handled_while(OSError(errno.ENOSPC, "No space left on device"), tmp_path, capsys) == ""
+    assert "--- Logging error ---" in _handled_while(OSError(errno.EACCES, "Permission denied"), tmp_path, capsys)
