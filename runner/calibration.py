@@ -1,7 +1,9 @@
 """Difficulty labels measured: `eegbench instances --calibrate RUN...`.
 
 Per task, what its reference solution takes (non-blank, non-comment lines of the reference
-script; distinct functions and methods it calls) and, from the runs given, how often it is
+script; distinct functions and methods it calls), how far its method ensembles spread (the
+median over its instances' numeric ensembles of (max - min) / |median|, when it has any)
+and, from the runs given, how often it is
 solved: the share of scored instance runs (every epoch counts; infra errors do not) whose
 score is 100. A level's typical solve rate is the median over the tasks labelled with it; a
 task whose solve rate lies nearer another level's median than its own is flagged, with that
@@ -40,6 +42,7 @@ class TaskCalibration:
     script: ScriptMeasures | None
     runs: int  # scored instance runs over every run given
     solved: int
+    ensemble_spread: float | None = None  # relative; None without numeric ensembles
     suggested: str | None = None  # set when the solve rate says another level
 
     @property
@@ -91,7 +94,20 @@ def _row(task: str, members: list[Instance], scores: list[float], project_root: 
     script = members[0].reference.script if members[0].reference else None
     measures = script_measures(project_root / script) if script and (project_root / script).is_file() else None
     return TaskCalibration(task_id=task, label=members[0].meta_info.difficulty, instances=len(members),
-                           script=measures, runs=len(scores), solved=sum(s >= SOLVED for s in scores))
+                           script=measures, runs=len(scores), solved=sum(s >= SOLVED for s in scores),
+                           ensemble_spread=ensemble_spread(members))
+
+
+def ensemble_spread(members: list[Instance]) -> float | None:
+    """The median relative spread of the instances' numeric ensembles (None without any)."""
+    spreads = []
+    for instance in members:
+        for values in (instance.reference.ensembles or {}).values() if instance.reference else []:
+            numbers = [v for v in values.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            centre = statistics.median(numbers) if len(numbers) == len(values) and numbers else 0.0
+            if centre:
+                spreads.append((max(numbers) - min(numbers)) / abs(centre))
+    return statistics.median(spreads) if spreads else None
 
 
 def level_medians(rows: list[TaskCalibration]) -> dict[str, float]:

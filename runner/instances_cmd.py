@@ -128,13 +128,15 @@ def calibration_table(rows: list[TaskCalibration], runs: list[str]) -> Table:
     flagged = sum(r.flagged for r in rows)
     table = Table(title=f"difficulty calibration over {', '.join(runs)}: {len(rows)} task(s), {flagged} flagged; "
                         f"median solve rate per level: {levels}", title_justify="left")
-    for name in ("task", "label", "instances", "script lines", "distinct calls", "scored runs", "solve rate", "verdict"):
+    for name in ("task", "label", "instances", "script lines", "distinct calls", "ensemble spread", "scored runs",
+                 "solve rate", "verdict"):
         table.add_column(name, overflow="fold")
     for row in rows:
         rate = "-" if row.solve_rate is None else f"{row.solve_rate:.2f}"
         script = row.script
+        spread = "-" if row.ensemble_spread is None else f"{row.ensemble_spread:.1%}"
         table.add_row(row.task_id, row.label or "-", str(row.instances), str(script.lines) if script else "-",
-                      str(script.calls) if script else "-", str(row.runs), rate, _calibration_verdict(row))
+                      str(script.calls) if script else "-", spread, str(row.runs), rate, _calibration_verdict(row))
     return table
 
 

@@ -26,6 +26,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import math
 import multiprocessing
 import os
@@ -48,6 +49,8 @@ from pydantic import (
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from runner import catalog
+from runner import ensemble as ensembles
+from runner.ensemble import EnsembleRule
 from runner.fileio import progress_bar, sha256_file, write_atomic
 from validation import unit_registry
 from validation.errors import MetricConfigError, UserError
@@ -65,6 +68,7 @@ from validation.instance import (
 )
 from validation.unit import GT_KEY, TRUTH_KEYS
 
+log = logging.getLogger(__name__)
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
 TASKS_DIR = Path("instances/tasks")
@@ -96,6 +100,10 @@ class TruthError(UserError, RuntimeError):
     """Ground truth could not be made; the message names the task file, case or field."""
 
 
+class BindingRejected(TruthError):
+    """A binding whose method ensemble cannot separate right from wrong: it makes no instance."""
+
+
 # --- task specs ------------------------------------------------------------------------
 
 
@@ -110,6 +118,9 @@ class TaskMetric(MetricSpec):
     # artifact metric reads the reported path (target_key) but is checked against the
     # file's expected properties.
     truth_key: str | None = None
+    # Ground truth from several pipelines (runner/ensemble.py): the tolerance is then derived
+    # from their spread, not written.
+    ensemble: EnsembleRule | None = None
 
     @model_validator(mode="after")
     def _tolerance_explained(self) -> "TaskMetric":
@@ -117,8 +128,12 @@ class TaskMetric(MetricSpec):
             if not name.endswith("_reason") or not isinstance(value, str):
                 raise ValueError(f"unknown field {name!r} (only free-text '*_reason' fields "
                                  "may be added to a metric)")
+        if self.ensemble is not None:
+            ensembles.check_rule(self.ensemble, self.type)
+            if "tolerance" in self.params:
+                raise ValueError("params.tolerance is derived from the ensemble's spread, not written")
         for param in unit_registry.get(self.type).reasoned_params:  # type: validated above
-            if not isinstance(self.params.get(param), (int, float)):
+            if self.ensemble is None and not isinstance(self.params.get(param), (int, float)):
                 raise ValueError(f"{self.type} needs a numeric params.{param}")
             if not self._reason(param):
                 raise ValueError(f"{self.type} needs a {param}_reason")
@@ -305,7 +320,11 @@ def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data
 def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict[str, Any]) -> Instance:
     """The instance file of one binding from its provenance and its script's result."""
     case_id = task.case_id(binding)
-    metrics = [_metric_with_truth(case_id, metric, result, binding.params) for metric in task.metrics]
+    found = {m.metric_id: _ensemble_truth(case_id, m, result) for m in task.metrics if m.ensemble is not None}
+    metrics = [_metric_with_truth(case_id, metric, result, binding.params, found.get(metric.metric_id))
+               for metric in task.metrics]
+    if found:
+        reference = reference.model_copy(update={"ensembles": {k: v.values for k, v in found.items()}})
     return Instance(
         meta_info=MetaInfo(
             case_id=case_id,
@@ -351,8 +370,23 @@ def _run_script(case_id: str, script: Path, inputs: list[str], params: dict[str,
         raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
 
 
+def _ensemble_truth(case_id: str, metric: TaskMetric, result: dict[str, Any]) -> ensembles.EnsembleTruth:
+    """The metric's ground truth from the pipelines' values (EnsembleRejected: none here)."""
+    assert metric.ensemble is not None
+    key = metric.truth_key or metric.target_key
+    if key not in result:
+        raise TruthError(f"{case_id}: script result lacks {key!r} (metric {metric.metric_id}); it returned {sorted(result)}")
+    try:
+        return ensembles.resolve(metric.ensemble, metric.type, result[key])
+    except ensembles.EnsembleRejected as exc:
+        raise BindingRejected(f"{case_id}: metric {metric.metric_id}: {exc}") from None
+    except ValueError as exc:
+        raise TruthError(f"{case_id}: metric {metric.metric_id}: {exc}") from None
+
+
 def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
-                       binding_params: dict[str, Any] | None = None) -> MetricSpec:
+                       binding_params: dict[str, Any] | None = None,
+                       ensemble_truth: ensembles.EnsembleTruth | None = None) -> MetricSpec:
     params = dict(metric.params)
     bound = binding_params or {}
     # `binding_params` names per-binding values the unit needs besides the ground truth
@@ -366,7 +400,9 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
         if key not in result:
             raise TruthError(f"{case_id}: script result lacks {key!r} "
                              f"(metric {metric.metric_id}); it returned {sorted(result)}")
-        value = result[key]
+        value = ensemble_truth.value if ensemble_truth is not None else result[key]
+        if ensemble_truth is not None and ensemble_truth.tolerance is not None:
+            params["tolerance"] = ensemble_truth.tolerance
         expected = unit_registry.get(metric.type).ground_truth_types
         if expected and (isinstance(value, bool) or not isinstance(value, expected)):
             raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}) got "
@@ -450,13 +486,32 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
             if cached is None:
                 pending.append((task, binding, reference))
             else:
-                texts[instance_path(project_root, task, binding)] = dump_instance(
-                    assemble_instance(task, binding, reference, cached))
+                _add_instance(texts, project_root, task, binding, reference, cached)
     results = _run_pending(pending, project_root, data_root, jobs, progress, cache_dir)
     for (task, binding, reference), result in zip(pending, results):
-        texts[instance_path(project_root, task, binding)] = dump_instance(
-            assemble_instance(task, binding, reference, result))
+        _add_instance(texts, project_root, task, binding, reference, result)
+    _log_kept_shares(specs, project_root, texts)
     return dict(sorted(texts.items()))
+
+
+def _add_instance(texts: dict[Path, str], project_root: Path, task: TaskSpec, binding: Binding,
+                  reference: Reference, result: dict[str, Any]) -> None:
+    """The binding's instance text, unless its ensemble rejects it (logged with the reason)."""
+    try:
+        instance = assemble_instance(task, binding, reference, result)
+    except BindingRejected as exc:
+        log.warning("binding rejected: %s", exc)
+        return
+    texts[instance_path(project_root, task, binding)] = dump_instance(instance)
+
+
+def _log_kept_shares(specs: list[TaskSpec], project_root: Path, texts: dict[Path, str]) -> None:
+    """Per task whose ensembles rejected bindings: how many of its bindings make instances."""
+    for task in specs:
+        kept = sum(instance_path(project_root, task, b) in texts for b in task.bindings)
+        if kept < len(task.bindings):
+            log.warning("task %s keeps %d of %d bindings (%.0f%%); the others were rejected above",
+                        task.task_id, kept, len(task.bindings), 100 * kept / len(task.bindings))
 
 
 def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
@@ -509,7 +564,7 @@ def cache_key(reference: Reference) -> str:
     material = {
         "format": CACHE_FORMAT,
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-        "reference": reference.model_dump(mode="json"),
+        "reference": reference.model_dump(mode="json", exclude_none=True),
     }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()

@@ -137,6 +137,8 @@ class Reference(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, str] = Field(default_factory=dict)  # data-root-relative path -> sha256
     versions: dict[str, str] = Field(default_factory=dict)
+    # metric id -> {pipeline: value}: the method ensemble a metric's ground truth came from
+    ensembles: dict[str, dict[str, Any]] | None = None
 
 
 class Instance(BaseModel):

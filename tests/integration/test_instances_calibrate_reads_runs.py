@@ -16,7 +16,8 @@ def test_calibrate_counts_scored_runs_and_solves_over_the_runs_given(eegbench):
     (row,) = [line for line in proc.stdout.splitlines() if TASK in line]
     cells = [c.strip() for c in row.strip("│ ").split("│")]
     assert cells[0] == TASK and cells[1] == "easy" and cells[2] == str(len(cases))
-    assert cells[5] == str(2 * len(cases)) and cells[6] == "0.50"
+    assert cells[5] == "-"  # no method ensemble in this task
+    assert cells[6] == str(2 * len(cases)) and cells[7] == "0.50"
     assert "over solved, unsolved: 1 task(s), 0 flagged" in proc.stdout
     missing = eegbench("instances", "--calibrate", "no-such-run")
     assert missing.returncode == 2 and "no run named 'no-such-run'" in missing.stderr

@@ -56,3 +56,17 @@ def test_script_measures_count_code_lines_and_distinct_calls(tmp_path):
                       "    x = np.zeros(3)\n    y = np.zeros(4)\n    return {'n': len(x) + abs(len(y))}\n")
     measures = script_measures(script)
     assert (measures.lines, measures.calls) == (5, 3)  # zeros, len, abs
+
+
+def test_ensemble_spread_is_the_median_relative_spread_over_the_instances():
+    from runner.calibration import ensemble_spread
+
+    (first,) = catalog.select(catalog.load_all(ENV.paths.instances_dir), ["fa_alpha_relpower-01"])
+    assert ensemble_spread([first]) is None  # no ensemble
+    made = []
+    for values in ({"welch": 1.0, "multitaper": 1.1}, {"welch": 2.0, "multitaper": 2.0}, {"a": 4.0, "b": 5.0}):
+        copy = first.model_copy(deep=True)
+        copy.reference.ensembles = {"alpha": values, "label": {"a": "x", "b": "x"}}  # categorical ones are left out
+        made.append(copy)
+    # by hand: 0.1 / 1.05, 0 / 2, 1 / 4.5 -> median 0.0952...
+    assert abs(ensemble_spread(made) - 0.1 / 1.05) < 1e-12

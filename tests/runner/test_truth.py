@@ -258,3 +258,55 @@ def test_a_blind_solve_is_recorded_in_the_spec_and_names_cases_of_the_task():
     data["blind_validation"]["cases"] = ["nc_erp_image-01"]
     with pytest.raises(ValueError, match="at least 2"):
         truth.TaskSpec.model_validate(data)
+
+
+def test_every_brainbench_subset_task_was_solved_blind_on_two_cases():
+    """A task is accepted only after someone who saw just its instruction and inputs solved it."""
+    tasks = [t for t in load_tasks(PROJECT) if t.bench_subset in truth.SUBSETS]
+    assert len(tasks) >= 46
+    unsolved = [t.task_id for t in tasks if t.blind_validation is None or not t.blind_validation.solved]
+    assert unsolved == []
+
+
+ENSEMBLE_SCRIPT = '''
+def run(inputs, params):
+    n = len(open(inputs[0]).read())
+    spread = params["spread"]
+    return {"power": {"welch": n, "multitaper": n + spread}, "band": {"welch": "alpha", "multitaper": params["band"]}}
+'''
+
+
+def test_an_ensemble_task_keeps_agreeing_bindings_with_a_derived_tolerance_and_rejects_the_rest(toy, caplog):
+    project, root, write = toy
+    (project / "reference_scripts/fa_toy.py").write_text(ENSEMBLE_SCRIPT)
+    write(instruction="Report the power and the dominant band.", metrics=[
+        {"metric_id": "power", "type": "numeric_check", "target_key": "power", "weight": 0.5, "params": {},
+         "tolerance_reason": "the spread of the pipelines", "ensemble": {"spread_factor": 1.0, "max_tolerance": 0.5}},
+        {"metric_id": "band", "type": "categorical_check", "target_key": "band", "weight": 0.5, "params": {},
+         "ensemble": {}},
+    ], bindings=[
+        {"case": "01", "data_path": ["toy/a.txt"], "params": {"spread": 0.2, "band": "alpha"}},
+        {"case": "02", "data_path": ["toy/a.txt"], "params": {"spread": 2.0, "band": "alpha"}},  # too wide
+        {"case": "03", "data_path": ["toy/a.txt"], "params": {"spread": 0.0, "band": "theta"}},  # disagrees
+    ])
+    with caplog.at_level("WARNING", logger="runner.truth"):
+        paths = generate(project, root, progress=False, cache=False)
+    assert [p.name for p in paths] == ["fa_toy-01.json"]
+    metrics = {m.metric_id: m.params for m in load_instance(paths[0]).eval_config.metrics}
+    assert metrics["power"] == {"gt_value": 5.1, "tolerance": 0.2}  # median of 5 and 5.2; spread 0.2
+    assert metrics["band"] == {"gt_value": "alpha"}
+    assert load_instance(paths[0]).reference.ensembles == {"power": {"welch": 5, "multitaper": 5.2},
+                                                           "band": {"welch": "alpha", "multitaper": "alpha"}}
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("fa_toy-02: metric power: spread 2 gives tolerance 2 > max_tolerance 0.5" in m for m in messages)
+    assert any("fa_toy-03: metric band: the pipelines disagree" in m for m in messages)
+    assert any("task fa_toy keeps 1 of 3 bindings (33%)" in m for m in messages)
+    assert check(project, root, progress=False) == []  # deterministic, rejections included
+
+
+def test_an_ensemble_metric_may_not_write_its_tolerance(toy):
+    _, _, write = toy
+    with pytest.raises(ValueError, match="derived from the ensemble's spread"):
+        truth.TaskSpec.model_validate(_toy_spec(metrics=[
+            {"metric_id": "length", "type": "numeric_check", "target_key": "length", "weight": 1.0,
+             "params": {"tolerance": 0.1}, "tolerance_reason": "x", "ensemble": {"max_tolerance": 1.0}}]))
