@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from runner.run.records import ResultRecord
@@ -134,5 +134,5 @@ def _suggest(row: TaskCalibration, medians: dict[str, float]) -> TaskCalibration
     nearest = min(DIFFICULTY_LEVELS, key=lambda level: (abs(rate - medians.get(level, float("inf"))),
                                                         DIFFICULTY_LEVELS[level]))
     if abs(rate - medians.get(nearest, float("inf"))) < own:
-        return TaskCalibration(**{**row.__dict__, "suggested": nearest})
+        return replace(row, suggested=nearest)
     return row

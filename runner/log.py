@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import errno
 import logging
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,8 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.logging import RichHandler
+
+from runner.fileio import is_disk_full
 
 _CASE: contextvars.ContextVar[str | None] = contextvars.ContextVar("eegbench_case", default=None)
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -48,8 +49,7 @@ class _AuditFileHandler(logging.FileHandler):
     (one message, the run stops), not a logging traceback on the console."""
 
     def handleError(self, record: logging.LogRecord) -> None:
-        error = sys.exc_info()[1]
-        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        if is_disk_full(sys.exc_info()[1]):
             return
         super().handleError(record)
 

@@ -370,14 +370,20 @@ def _run_script(case_id: str, script: Path, inputs: list[str], params: dict[str,
         raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
 
 
+def _script_value(case_id: str, metric: TaskMetric, result: dict[str, Any]) -> Any:
+    """What the script returned for the metric (under truth_key, else target_key)."""
+    key = metric.truth_key or metric.target_key
+    if key not in result:
+        raise TruthError(f"{case_id}: script result lacks {key!r} "
+                         f"(metric {metric.metric_id}); it returned {sorted(result)}")
+    return result[key]
+
+
 def _ensemble_truth(case_id: str, metric: TaskMetric, result: dict[str, Any]) -> ensembles.EnsembleTruth:
     """The metric's ground truth from the pipelines' values (EnsembleRejected: none here)."""
     assert metric.ensemble is not None
-    key = metric.truth_key or metric.target_key
-    if key not in result:
-        raise TruthError(f"{case_id}: script result lacks {key!r} (metric {metric.metric_id}); it returned {sorted(result)}")
     try:
-        return ensembles.resolve(metric.ensemble, metric.type, result[key])
+        return ensembles.resolve(metric.ensemble, metric.type, _script_value(case_id, metric, result))
     except ensembles.EnsembleRejected as exc:
         raise BindingRejected(f"{case_id}: metric {metric.metric_id}: {exc}") from None
     except ValueError as exc:
@@ -396,11 +402,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
             raise TruthError(f"{case_id}: metric {metric.metric_id} needs binding param {name!r}")
         params[name] = bound[name]
     if metric.target_key != "full_text":
-        key = metric.truth_key or metric.target_key
-        if key not in result:
-            raise TruthError(f"{case_id}: script result lacks {key!r} "
-                             f"(metric {metric.metric_id}); it returned {sorted(result)}")
-        value = ensemble_truth.value if ensemble_truth is not None else result[key]
+        value = ensemble_truth.value if ensemble_truth is not None else _script_value(case_id, metric, result)
         if ensemble_truth is not None and ensemble_truth.tolerance is not None:
             params["tolerance"] = ensemble_truth.tolerance
         expected = unit_registry.get(metric.type).ground_truth_types

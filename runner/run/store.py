@@ -24,7 +24,6 @@ runs directory; a results line that did not fit is cut off again, never left tor
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import json
 import os
@@ -38,7 +37,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from runner.config import RunConfig
-from runner.fileio import write_atomic, write_json
+from runner.fileio import is_disk_full, write_atomic, write_json
 from runner.run.artifacts import retain_artifacts
 from runner.run.records import (
     FORMAT_VERSION,
@@ -77,7 +76,6 @@ class DiskFull(UserError):
     """The runs directory's file system is full (or over quota): the run cannot go on."""
 
 
-FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 ENTRY_FILES = ("instance.json", "report.md", "artifacts.json", "transcript.json", "score.json")
 
 _P = ParamSpec("_P")
@@ -92,11 +90,11 @@ def _stops_when_full(method: Callable[Concatenate[RunStore, _P], _R]) -> Callabl
         try:
             return method(store, *args, **kwargs)
         except OSError as exc:
-            if exc.errno not in FULL_ERRNOS:
+            if not is_disk_full(exc):
                 raise
             where = f" ({exc.filename})" if exc.filename else ""
             raise DiskFull(
-                f"the runs directory {store.root.parent} is full: {os.strerror(exc.errno)}{where}; "
+                f"the runs directory {store.root.parent} is full: {exc.strerror}{where}; "
                 f"run {store.run_id} stopped, finished instances are kept: free space, then rerun with "
                 f"RUN={store.run_id} to resume"
             ) from None

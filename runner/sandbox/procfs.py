@@ -10,25 +10,26 @@ import signal
 from pathlib import Path
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/pid/stat after the command name (field 3 onwards); None when the
+    process is gone. The name is cut at its last ')' since it may hold spaces and parens."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def start_time(pid: int) -> int | None:
     """Kernel start time of a pid (field 22 of /proc/pid/stat): tells a reused pid apart."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(text.rsplit(")", 1)[1].split()[19])
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields else None
 
 
 def cpu_seconds(pid: int | None) -> float | None:
     """CPU time a process has used: user + system of its threads and of the children it
     waited for (fields 14-17 of /proc/pid/stat); None when it is gone."""
-    if not pid:
-        return None
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    fields = _stat_fields(pid) if pid else None
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK") if fields else None
 
 
 def same_process(pid: int | None, start: int | None) -> bool:
@@ -67,11 +68,8 @@ def descendants(pid: int) -> list[int]:
 
 def running(pid: int) -> bool:
     """Alive and not a zombie (a killed child stays a zombie until its parent reaps it)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
+    fields = _stat_fields(pid) or []
+    return bool(fields) and fields[0] not in ("Z", "X")
 
 
 def ns_pid(pid: int) -> int | None:
