@@ -34,6 +34,22 @@ def result_value(entry_id: str, argument: str = "result") -> object:
     return entry.value
 
 
+def named_values(result_id: str, feature: str | None, argument: str = "result_id") -> dict[str, float]:
+    """The numbers of a per-name result ({name: value} or {name: {feature: value}}), by name."""
+    value = result_value(result_id, argument)
+    if not isinstance(value, dict) or not value:
+        raise ToolError("wrong_kind", f"{argument}: {result_id} is not a per-name result", argument=argument)
+    out: dict[str, float] = {}
+    for name, record in value.items():
+        item = record.get(feature) if isinstance(record, dict) and feature is not None else record
+        if isinstance(record, dict) and feature is None:
+            raise ToolError("bad_argument", f"feature: {result_id} holds records; name one of {list(record)[:10]}", argument="feature")
+        if not isinstance(item, (int, float)) or isinstance(item, bool):
+            raise ToolError("bad_argument", f"feature: {name}'s {feature!r} is not a number", argument="feature")
+        out[str(name)] = float(item)
+    return out
+
+
 def channel_indices(names: list[str], wanted: list[str] | None, argument: str = "channels") -> list[int]:
     """Indices of `wanted` in `names` (exact names first, then ignoring case, dots and spaces); all when None."""
     if wanted is None:

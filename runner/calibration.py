@@ -1,23 +1,30 @@
 """Difficulty labels measured: `eegbench instances --calibrate RUN...`.
 
 Per task, what its reference solution takes (non-blank, non-comment lines of the reference
-script; distinct functions and methods it calls), how far its method ensembles spread (the
-median over its instances' numeric ensembles of (max - min) / |median|, when it has any)
-and, from the runs given, how often it is
-solved: the share of scored instance runs (every epoch counts; infra errors do not) whose
-score is 100. A level's typical solve rate is the median over the tasks labelled with it; a
-task whose solve rate lies nearer another level's median than its own is flagged, with that
-level suggested. Tasks with fewer than MIN_RUNS scored runs are not judged.
+script; distinct functions and methods it calls; the steps of its BrainAgent tool plan, one
+toolset operation each), how far its method ensembles spread (the median over its
+instances' numeric ensembles of (max - min) / |median|, when it has any) and, from the runs
+given, how often it is solved: the share of scored instance runs (every epoch counts; infra
+errors do not) whose score is 100.
+
+Two measured levels are set against the label, each by the same rule: a level's typical
+value is the median over the tasks labelled with it, and a task whose value lies nearer
+another level's median than its own gets that level. By solve rate (tasks with at least
+MIN_RUNS scored runs) the task is flagged; by plan steps (every task with a plan) the other
+level is shown as what the task is built like, a weaker prompt than a measured solve rate.
 """
 from __future__ import annotations
 
 import ast
+import json
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from runner.paradigms.brainagent.plans import plan_path
 from runner.run.records import ResultRecord
+from runner.truth import read_kept
 from validation.instance import DIFFICULTY_LEVELS, Instance
 
 MIN_RUNS = 3
@@ -44,6 +51,10 @@ class TaskCalibration:
     solved: int
     ensemble_spread: float | None = None  # relative; None without numeric ensembles
     suggested: str | None = None  # set when the solve rate says another level
+    kind: str | None = None  # recipe, open, long_horizon
+    plan_steps: int | None = None  # toolset calls of the task's BrainAgent plan
+    bindings: int | None = None  # bindings in the task spec (instances: those its ensembles kept)
+    built_like: str | None = None  # set when the plan's size says another level
 
     @property
     def solve_rate(self) -> float | None:
@@ -86,7 +97,9 @@ def calibrate(instances: list[Instance], results: list[ResultRecord], project_ro
     for record in results:
         if record.status != "infra_error" and record.score is not None and record.task_id in by_task:
             runs[record.task_id].append(record.score)
+    kept = read_kept(project_root)
     rows = [_row(task, members, runs.get(task, []), project_root) for task, members in sorted(by_task.items())]
+    rows = [replace(row, bindings=kept[row.task_id].bindings) if row.task_id in kept else row for row in rows]
     return _with_suggestions(rows)
 
 
@@ -95,7 +108,18 @@ def _row(task: str, members: list[Instance], scores: list[float], project_root: 
     measures = script_measures(project_root / script) if script and (project_root / script).is_file() else None
     return TaskCalibration(task_id=task, label=members[0].meta_info.difficulty, instances=len(members),
                            script=measures, runs=len(scores), solved=sum(s >= SOLVED for s in scores),
-                           ensemble_spread=ensemble_spread(members))
+                           ensemble_spread=ensemble_spread(members), kind=members[0].meta_info.kind,
+                           plan_steps=plan_steps(project_root, task))
+
+
+def plan_steps(project_root: Path, task: str) -> int | None:
+    """How many toolset calls the task's BrainAgent plan makes (None without a readable plan)."""
+    path = plan_path(project_root, task)
+    try:
+        steps = json.loads(path.read_text(encoding="utf-8")).get("steps")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return len(steps) if isinstance(steps, list) else None
 
 
 def ensemble_spread(members: list[Instance]) -> float | None:
@@ -112,27 +136,36 @@ def ensemble_spread(members: list[Instance]) -> float | None:
 
 def level_medians(rows: list[TaskCalibration]) -> dict[str, float]:
     """Each level's median solve rate over its judged tasks (levels without one are left out)."""
-    rates: dict[str, list[float]] = defaultdict(list)
-    for row in rows:
-        if row.judged and row.label is not None and row.solve_rate is not None:
-            rates[row.label].append(row.solve_rate)
-    return {level: statistics.median(values) for level, values in rates.items()}
+    return _medians([(row.label, row.solve_rate) for row in rows if row.judged])
+
+
+def step_medians(rows: list[TaskCalibration]) -> dict[str, float]:
+    """Each level's median plan steps over its tasks with a plan."""
+    return _medians([(row.label, row.plan_steps) for row in rows])
+
+
+def _medians(pairs: list[tuple[str | None, float | None]]) -> dict[str, float]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for label, value in pairs:
+        if label in DIFFICULTY_LEVELS and value is not None:
+            values[label].append(value)
+    return {level: statistics.median(found) for level, found in values.items()}
 
 
 def _with_suggestions(rows: list[TaskCalibration]) -> list[TaskCalibration]:
-    medians = level_medians(rows)
-    return [_suggest(row, medians) if row.judged else row for row in rows]
+    rates, steps = level_medians(rows), step_medians(rows)
+    return [replace(row, suggested=_nearest(row.label, row.solve_rate, rates) if row.judged else None,
+                    built_like=_nearest(row.label, row.plan_steps, steps))
+            for row in rows]
 
 
-def _suggest(row: TaskCalibration, medians: dict[str, float]) -> TaskCalibration:
-    rate = row.solve_rate
-    if rate is None or row.label not in medians:
-        return row
-    own = abs(rate - medians[row.label])
+def _nearest(label: str | None, value: float | None, medians: dict[str, float]) -> str | None:
+    """The level whose median is nearer the value than the label's own (None: the label holds)."""
+    if value is None or label not in medians:
+        return None
+    own = abs(value - medians[label])
     # Nearest median wins; a tie keeps the label. Levels in order, so a tie between two
     # others goes to the easier one.
-    nearest = min(DIFFICULTY_LEVELS, key=lambda level: (abs(rate - medians.get(level, float("inf"))),
+    nearest = min(DIFFICULTY_LEVELS, key=lambda level: (abs(value - medians.get(level, float("inf"))),
                                                         DIFFICULTY_LEVELS[level]))
-    if abs(rate - medians.get(nearest, float("inf"))) < own:
-        return replace(row, suggested=nearest)
-    return row
+    return nearest if abs(value - medians.get(nearest, float("inf"))) < own else None

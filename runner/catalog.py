@@ -106,9 +106,10 @@ def instance_set_hash(instances: list[Instance]) -> str:
 
 
 class TaskCounts(BaseModel):
-    """One task's entry in a subset manifest: difficulty, instance count, units by type."""
+    """One task's entry in a subset manifest: difficulty, kind, instance count, units by type."""
 
     difficulty: str | None
+    kind: str | None = None  # recipe, open or long_horizon
     instances: int
     units: dict[str, int]  # metric type -> number of units over the task's instances
 
@@ -131,6 +132,7 @@ class SubsetManifest(BaseModel):
     instances: int
     by_task: dict[str, TaskCounts]
     by_difficulty: dict[str, Counts]
+    by_kind: dict[str, Counts]
     by_unit: dict[str, Counts]  # a task counts once per unit type it uses
 
 
@@ -145,7 +147,8 @@ def subset_manifest(bench_subset: str, instances: list[Instance]) -> SubsetManif
     by_task: dict[str, TaskCounts] = {}
     for inst in sorted(mine, key=lambda i: i.case_id):
         counts = by_task.setdefault(
-            inst.task_id, TaskCounts(difficulty=inst.meta_info.difficulty, instances=0, units={}))
+            inst.task_id, TaskCounts(difficulty=inst.meta_info.difficulty, kind=inst.meta_info.kind,
+                                     instances=0, units={}))
         counts.instances += 1
         for metric in inst.eval_config.metrics:
             counts.units[metric.type] = counts.units.get(metric.type, 0) + 1
@@ -156,6 +159,7 @@ def subset_manifest(bench_subset: str, instances: list[Instance]) -> SubsetManif
         instances=len(mine),
         by_task=by_task,
         by_difficulty=_group_counts(by_task, lambda c: [c.difficulty or "unknown"]),
+        by_kind=_group_counts(by_task, lambda c: [c.kind or "unknown"]),
         by_unit=_group_counts(by_task, lambda c: list(c.units)),
     )
 

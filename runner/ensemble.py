@@ -10,7 +10,9 @@ under the metric's truth key. The metric's `ensemble` rule then makes one ground
   spread_factor x (max - min)); a tolerance over max_tolerance could not tell a right
   answer from a wrong one, so the binding is rejected;
 - categorical_check and label_check: the one value every pipeline gave; a disagreement
-  rejects the binding.
+  rejects the binding;
+- set_match_check: the one set every pipeline gave (order and case aside), and
+  sequence_match_check: the one sequence; a disagreement rejects the binding.
 
 The values are kept in the instance's reference block (`ensembles`), so the spread behind
 every tolerance can be audited.
@@ -26,6 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 NUMERIC = ("numeric_check",)
 CATEGORICAL = ("categorical_check", "label_check")
+SETS = ("set_match_check",)
+SEQUENCES = ("sequence_match_check",)
+AGREEING = CATEGORICAL + SETS + SEQUENCES  # every pipeline must give the same answer
 MIN_PIPELINES = 2
 
 
@@ -61,8 +66,8 @@ def check_rule(rule: EnsembleRule, metric_type: str) -> None:
     """ValueError when the rule cannot apply to the metric's unit type."""
     if metric_type in NUMERIC and rule.max_tolerance is None:
         raise ValueError("a numeric ensemble needs max_tolerance (the widest band that still separates answers)")
-    if metric_type not in NUMERIC + CATEGORICAL:
-        raise ValueError(f"ensembles apply to {', '.join(NUMERIC + CATEGORICAL)}, not {metric_type}")
+    if metric_type not in NUMERIC + AGREEING:
+        raise ValueError(f"ensembles apply to {', '.join(NUMERIC + AGREEING)}, not {metric_type}")
 
 
 def resolve(rule: EnsembleRule, metric_type: str, values: Any) -> EnsembleTruth:
@@ -71,16 +76,43 @@ def resolve(rule: EnsembleRule, metric_type: str, values: Any) -> EnsembleTruth:
     if not isinstance(values, dict) or len(values) < MIN_PIPELINES:
         raise ValueError(f"an ensemble is an object of at least {MIN_PIPELINES} {{pipeline: value}}, "
                          f"got {values!r}")
-    if metric_type in CATEGORICAL:
-        return _categorical(values)
+    values = _by_name(values)
+    if metric_type in AGREEING:
+        return _agreed(metric_type, values)
     return _numeric(rule, values)
 
 
-def _categorical(values: dict[str, Any]) -> EnsembleTruth:
-    distinct = sorted({str(v) for v in values.values()})
+def consensus(metric_type: str, values: dict[str, Any]) -> Any:
+    """The one answer an ensemble stands for (the ground truth `resolve` writes, without its
+    tolerance or a rejection): what the oracle reports from its in-kernel run of the script."""
+    if metric_type in AGREEING:
+        return next(iter(_by_name(values).values()))
+    return _median(list(values.values()))
+
+
+def _by_name(values: dict[str, Any]) -> dict[str, Any]:
+    # Pipelines in name order: the answer, its record and any rejection reason must not hang
+    # on the order a script (or a cache that sorts keys) happened to list them in.
+    return dict(sorted(values.items()))
+
+
+def _agreed(metric_type: str, values: dict[str, Any]) -> EnsembleTruth:
+    if metric_type in SETS + SEQUENCES and not all(isinstance(v, list) for v in values.values()):
+        raise ValueError(f"a {metric_type} ensemble holds lists, got {_listed(values)}")
+    distinct = {_answer_key(metric_type, v) for v in values.values()}
     if len(distinct) > 1:
         raise EnsembleRejected(f"the pipelines disagree: {_listed(values)}")
     return EnsembleTruth(value=next(iter(values.values())), tolerance=None, values=dict(values))
+
+
+def _answer_key(metric_type: str, value: Any) -> str:
+    """What two answers must share to be the same answer: a set's members whatever their
+    order and case, a sequence's items in order, a label's text."""
+    if metric_type in SETS:
+        return repr(sorted({str(v).strip().casefold() for v in value}))
+    if metric_type in SEQUENCES:
+        return repr([str(v).strip().casefold() for v in value])
+    return str(value)
 
 
 def _numeric(rule: EnsembleRule, values: dict[str, Any]) -> EnsembleTruth:

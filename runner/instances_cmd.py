@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from runner import catalog
-from runner.calibration import MIN_RUNS, TaskCalibration, level_medians
+from runner.calibration import MIN_RUNS, TaskCalibration, level_medians, step_medians
 from validation.baseline import MetricBaseline, TaskBaseline, numeric_spread
 from validation.errors import UserError
 from validation.instance import DIFFICULTY_LEVELS, Instance
@@ -122,27 +122,40 @@ def _short(value: Any, limit: int) -> str:
 
 
 def calibration_table(rows: list[TaskCalibration], runs: list[str]) -> Table:
-    """One row per task: label, reference measures, solve rate, and the level it suggests."""
+    """One row per task: label, kind, reference measures, solve rate, and the levels measured."""
     medians = level_medians(rows)
     levels = ", ".join(f"{level} {medians[level]:.2f}" for level in DIFFICULTY_LEVELS if level in medians) or "none"
+    steps = step_medians(rows)
+    step_text = ", ".join(f"{level} {steps[level]:g}" for level in DIFFICULTY_LEVELS if level in steps) or "none"
     flagged = sum(r.flagged for r in rows)
     table = Table(title=f"difficulty calibration over {', '.join(runs)}: {len(rows)} task(s), {flagged} flagged; "
-                        f"median solve rate per level: {levels}", title_justify="left")
-    for name in ("task", "label", "instances", "script lines", "distinct calls", "ensemble spread", "scored runs",
-                 "solve rate", "verdict"):
+                        f"median solve rate per level: {levels}; median plan steps per level: {step_text}",
+                  title_justify="left")
+    for name in ("task", "label", "kind", "instances (of bindings)", "script lines", "distinct calls", "plan steps",
+                 "ensemble spread", "scored runs", "solve rate", "verdict"):
         table.add_column(name, overflow="fold")
     for row in rows:
         rate = "-" if row.solve_rate is None else f"{row.solve_rate:.2f}"
         script = row.script
         spread = "-" if row.ensemble_spread is None else f"{row.ensemble_spread:.1%}"
-        table.add_row(row.task_id, row.label or "-", str(row.instances), str(script.lines) if script else "-",
-                      str(script.calls) if script else "-", spread, str(row.runs), rate, _calibration_verdict(row))
+        kept = str(row.instances) if row.bindings in (None, row.instances) else f"{row.instances} of {row.bindings}"
+        table.add_row(row.task_id, row.label or "-", row.kind or "-", kept, str(script.lines) if script else "-",
+                      str(script.calls) if script else "-", _dash(row.plan_steps), spread, str(row.runs), rate,
+                      _calibration_verdict(row))
     return table
+
+
+def _dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def _calibration_verdict(row: TaskCalibration) -> Text:
     if row.flagged:
-        return Text(f"solved like {row.suggested}", style="red")
-    if not row.judged:
-        return Text(f"too few runs (< {MIN_RUNS})" if row.label else "no label", style="yellow")
-    return Text("agrees", style="green")
+        verdict = Text(f"solved like {row.suggested}", style="red")
+    elif not row.judged:
+        verdict = Text(f"too few runs (< {MIN_RUNS})" if row.label else "no label", style="yellow")
+    else:
+        verdict = Text("agrees", style="green")
+    if row.built_like:
+        verdict.append(f"; built like {row.built_like}", style="yellow")
+    return verdict

@@ -69,7 +69,7 @@ class ControlLimits(ExecutionLimits):
     tool_calling: ToolCalling = "auto"  # auto: native function calling where supported
     # The brainagent paradigm: max_rounds is the supervisor's turn ceiling.
     max_objectives: int = Field(4, ge=1)  # delegations the supervisor may queue in all
-    max_planning_rounds: int = Field(12, ge=1)  # per subagent; the last asks for the report
+    max_planning_rounds: int = Field(16, ge=1)  # per subagent; the last asks for the report
     state_summary_chars: int = Field(4000, ge=200)  # the shared_state view shown each round
 
 

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -64,6 +65,7 @@ from validation.instance import (
     MetaInfo,
     MetricSpec,
     Reference,
+    TaskKind,
     dump_instance,
 )
 from validation.unit import GT_KEY, TRUTH_KEYS
@@ -178,6 +180,7 @@ class TaskSpec(BaseModel):
     bench_subset: str
     difficulty: Literal["easy", "medium", "hard"]
     difficulty_reason: str
+    kind: TaskKind
     original_dataset: str
     script: str
     instruction: str
@@ -333,6 +336,7 @@ def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, re
             difficulty=task.difficulty,
             difficult=DIFFICULTY_LEVELS[task.difficulty],
             original_dataset=task.original_dataset,
+            kind=task.kind,
         ),
         agent_input=AgentInput(
             data_path=binding.data_path,
@@ -470,9 +474,20 @@ def _sha256(path: Path) -> str:
 # --- many instances ----------------------------------------------------------------------
 
 
+@dataclass
+class Rendered:
+    """What the selected tasks' bindings make: instance texts, and the bindings their method
+    ensembles rejected (case id -> reason), so each task's kept share is on record."""
+
+    texts: dict[Path, str]
+    rejected: dict[str, str]
+    specs: list[TaskSpec]
+
+
 def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, jobs: int = 1,
-           progress: bool = True, cache_dir: Path | None = None) -> dict[Path, str]:
-    """Instance file path -> canonical JSON text, for every binding of the selected tasks.
+           progress: bool = True, cache_dir: Path | None = None) -> Rendered:
+    """Instance file path -> canonical JSON text, for every binding of the selected tasks,
+    and the bindings rejected.
 
     With a `cache_dir`, bindings whose cache entry exists are built from it without running
     their script, and fresh results are stored there; without one every script runs.
@@ -480,6 +495,7 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
     project_root = Path(project_root)
     specs = load_tasks(project_root, tasks)
     texts: dict[Path, str] = {}
+    rejected: dict[str, str] = {}
     pending = []
     for task in specs:
         for binding in task.bindings:
@@ -488,30 +504,32 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
             if cached is None:
                 pending.append((task, binding, reference))
             else:
-                _add_instance(texts, project_root, task, binding, reference, cached)
+                _add_instance(texts, rejected, project_root, task, binding, reference, cached)
     results = _run_pending(pending, project_root, data_root, jobs, progress, cache_dir)
     for (task, binding, reference), result in zip(pending, results):
-        _add_instance(texts, project_root, task, binding, reference, result)
-    _log_kept_shares(specs, project_root, texts)
-    return dict(sorted(texts.items()))
+        _add_instance(texts, rejected, project_root, task, binding, reference, result)
+    _log_kept_shares(specs, rejected)
+    return Rendered(dict(sorted(texts.items())), dict(sorted(rejected.items())), specs)
 
 
-def _add_instance(texts: dict[Path, str], project_root: Path, task: TaskSpec, binding: Binding,
-                  reference: Reference, result: dict[str, Any]) -> None:
-    """The binding's instance text, unless its ensemble rejects it (logged with the reason)."""
+def _add_instance(texts: dict[Path, str], rejected: dict[str, str], project_root: Path, task: TaskSpec,
+                  binding: Binding, reference: Reference, result: dict[str, Any]) -> None:
+    """The binding's instance text, unless its ensemble rejects it (logged and kept with the reason)."""
     try:
         instance = assemble_instance(task, binding, reference, result)
     except BindingRejected as exc:
         log.warning("binding rejected: %s", exc)
+        rejected[task.case_id(binding)] = str(exc).split(": ", 1)[1]
         return
     texts[instance_path(project_root, task, binding)] = dump_instance(instance)
 
 
-def _log_kept_shares(specs: list[TaskSpec], project_root: Path, texts: dict[Path, str]) -> None:
+def _log_kept_shares(specs: list[TaskSpec], rejected: dict[str, str]) -> None:
     """Per task whose ensembles rejected bindings: how many of its bindings make instances."""
     for task in specs:
-        kept = sum(instance_path(project_root, task, b) in texts for b in task.bindings)
-        if kept < len(task.bindings):
+        dropped = sum(task.case_id(b) in rejected for b in task.bindings)
+        if dropped:
+            kept = len(task.bindings) - dropped
             log.warning("task %s keeps %d of %d bindings (%.0f%%); the others were rejected above",
                         task.task_id, kept, len(task.bindings), 100 * kept / len(task.bindings))
 
@@ -604,14 +622,17 @@ def generate(project_root: Path, data_root: Path, tasks: list[str] | None = None
     """
     project_root = Path(project_root)
     cache_dir = (cache_dir or default_cache_dir(project_root)) if cache else None
-    texts = render(project_root, data_root, tasks, jobs, progress, cache_dir)
+    rendered = render(project_root, data_root, tasks, jobs, progress, cache_dir)
+    texts = rendered.texts
     for path, text in texts.items():
         if not path.is_file() or path.read_text() != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, text)
     for stale in _managed_files(project_root, tasks) - set(texts):
         stale.unlink()
-    for path, text in expected_manifests(project_root, tasks, texts).items():
+    manifests = expected_manifests(project_root, tasks, texts)
+    manifests[kept_path(project_root)] = kept_text(project_root, rendered, tasks)
+    for path, text in manifests.items():
         if not path.is_file() or path.read_text() != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(path, text)
@@ -622,7 +643,8 @@ def check(project_root: Path, data_root: Path, tasks: list[str] | None = None, j
           progress: bool = True) -> list[str]:
     """Differences between the committed instance files and freshly generated ones."""
     project_root = Path(project_root)
-    texts = render(project_root, data_root, tasks, jobs, progress)
+    rendered = render(project_root, data_root, tasks, jobs, progress)
+    texts = rendered.texts
     problems = []
     for path, text in texts.items():
         rel = path.relative_to(project_root)
@@ -633,17 +655,62 @@ def check(project_root: Path, data_root: Path, tasks: list[str] | None = None, j
     for extra in sorted(_managed_files(project_root, tasks) - set(texts)):
         problems.append(f"extra: {extra.relative_to(project_root)} (no task binding makes it)")
     try:
-        manifests = expected_manifests(project_root, tasks, texts)
+        records = {path: (text, "subset manifest") for path, text in expected_manifests(project_root, tasks, texts).items()}
+        records[kept_path(project_root)] = (kept_text(project_root, rendered, tasks), "kept-share record")
     except TruthError as exc:
         return problems + [f"manifests: cannot be computed: {exc}"]
-    for path, text in manifests.items():
+    for path, (text, what) in records.items():
         rel = path.relative_to(project_root)
         if not path.is_file():
-            problems.append(f"missing: {rel} (subset manifest; run `eegbench truth`)")
+            problems.append(f"missing: {rel} ({what}; run `eegbench truth`)")
         elif path.read_bytes() != text.encode():
             found = _first_difference(path.read_text(), text)
-            problems.append(f"differs: {rel} (stale subset manifest: {found})")
+            problems.append(f"differs: {rel} (stale {what}: {found})")
     return problems
+
+
+# --- kept shares ----------------------------------------------------------------------------
+
+KEPT_FILE = "kept.json"
+
+
+class TaskKept(BaseModel):
+    """One task's entry in instances/manifests/kept.json: its bindings, the instances they
+    made, and why each binding that made none was rejected (its method ensemble)."""
+    model_config = ConfigDict(extra="forbid")
+    bindings: int
+    instances: int
+    rejected: dict[str, str] = Field(default_factory=dict)  # case id -> reason
+
+
+def kept_path(project_root: Path) -> Path:
+    """The record of every task's kept share."""
+    return Path(project_root) / MANIFESTS_DIR / KEPT_FILE
+
+
+def read_kept(project_root: Path) -> dict[str, TaskKept]:
+    """Task id -> its kept share, as last written by `truth` ({} when there is no record)."""
+    path = kept_path(project_root)
+    try:
+        raw = json.loads(path.read_text())
+        return {task: TaskKept.model_validate(entry) for task, entry in raw.items()}
+    except FileNotFoundError:
+        return {}
+    except (OSError, json.JSONDecodeError, ValidationError, AttributeError) as exc:
+        raise TruthError(f"{path}: not a readable kept-share record: {exc}") from exc
+
+
+def kept_text(project_root: Path, rendered: Rendered, tasks: list[str] | None) -> str:
+    """The kept-share record after rendering `tasks` (the entries of other tasks are kept
+    from the file on disk; with tasks=None every entry is new)."""
+    entries = read_kept(project_root) if tasks is not None else {}
+    for task in rendered.specs:
+        rejected = {task.case_id(b): rendered.rejected[task.case_id(b)]
+                    for b in task.bindings if task.case_id(b) in rendered.rejected}
+        entries[task.task_id] = TaskKept(bindings=len(task.bindings),
+                                         instances=len(task.bindings) - len(rejected), rejected=rejected)
+    data = {task: entries[task].model_dump(mode="json") for task in sorted(entries)}
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 # --- subset manifests ------------------------------------------------------------------------

@@ -40,6 +40,11 @@ Level = Literal["easy", "medium", "hard"]
 # eegbench writes a level's number there (and the word in `difficulty`).
 DIFFICULTY_LEVELS: dict[str, int] = {"easy": 1, "medium": 2, "hard": 3}
 _LEVEL_OF_NUMBER: dict[float, Level] = {1: "easy", 2: "medium", 3: "hard"}
+# How a task asks: a recipe names the method; an open task states the scientific goal and
+# leaves the method to the agent (ground truth from a method ensemble); a long-horizon task
+# is a whole pipeline scored at several points.
+TaskKind = Literal["recipe", "open", "long_horizon"]
+TASK_KINDS: tuple[str, ...] = ("recipe", "open", "long_horizon")
 
 
 class MetaInfo(BaseModel):
@@ -51,6 +56,7 @@ class MetaInfo(BaseModel):
     original_dataset: str | None = None
     task_id: str | None = None
     difficulty: Level | None = None
+    kind: TaskKind | None = None  # ours: how the task asks (recipe, open goal, long pipeline)
 
     @model_validator(mode="after")
     def _level_from_difficult(self) -> "MetaInfo":

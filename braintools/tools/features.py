@@ -1,4 +1,4 @@
-"""Features: spectra, band power, spectral edge, time-domain and Hjorth features per channel.
+"""Features: spectra, band power, spectral edge, aperiodic fits, coherence, time-domain and Hjorth features per channel.
 
 Per-channel results have one shape, {channel: {feature: value}}, so the statistics tools
 (rank, aggregate, compare) work on any of them; from epochs, {epoch index: {channel: ...}}
@@ -74,8 +74,11 @@ def compute_psd(source: str, method: Literal["welch", "multitaper", "periodogram
     else:
         import mne
 
+        # normalization="full" divides by the rate as well as the length: a density in µV²/Hz like
+        # Welch's (mne's default, "length", is sfreq times larger).
         power, freqs = mne.time_frequency.psd_array_multitaper(data, sfreq, fmin=fmin, fmax=fmax or sfreq / 2,
-                                                                bandwidth=bandwidth_hz, verbose="ERROR")
+                                                                bandwidth=bandwidth_hz, normalization="full",
+                                                                verbose="ERROR")
         label = "multitaper"
     keep = (freqs >= fmin) & (freqs <= (fmax if fmax is not None else sfreq / 2))
     labels = obj.labels if isinstance(obj, Epochs) else None
@@ -168,6 +171,128 @@ def peak_frequency(spectrum: str, fmin: float, fmax: float) -> dict[str, object]
         raise ToolError("out_of_range", f"fmin/fmax: no frequency bin in {fmin}-{fmax} Hz", argument="fmin")
     peak = spec.freqs[mask][np.argmax(spec.power[..., mask], axis=-1)]
     return {"peak": result("peak_frequency", _per_channel(spec, {"peak_hz": peak}))}
+
+
+@tool("features")
+def aperiodic_fit(spectrum: str, fmin: float = 2.0, fmax: float = 40.0, exclude: list[list[float]] | None = None,
+                  two_pass: bool = False, band: list[float] | None = None) -> dict[str, object]:
+    """Aperiodic (1/f) background per channel: a straight line of log10 power against log10 frequency.
+
+    The line is fitted by least squares to the bins with fmin <= f <= fmax, leaving out the
+    bins inside any `exclude` range (edges included). With two_pass, it is then refitted on
+    the fitted bins whose power lies on or below the first line (rejecting oscillatory
+    peaks). exponent = -slope (power ~ 1/f^exponent); offset = the line's log10 power at
+    1 Hz. With `band`, over its bins (edges included): excess_db = 10*log10(sum of the power /
+    sum of the fitted background), and residual_peak_hz = the bin where log10 power rises
+    most above the line.
+
+    Parameters
+    ----------
+    spectrum : str
+        Id of a spectrum (compute_psd).
+    fmin : float, optional
+        Lowest frequency of the fit in Hz (above 0).
+    fmax : float, optional
+        Highest frequency of the fit in Hz.
+    exclude : list of list of float, optional
+        [low, high] ranges left out of the fit, e.g. [[7, 14]] for the alpha peak.
+    two_pass : bool, optional
+        Refit on the bins on or below the first fit.
+    band : list of float, optional
+        [low, high] of a band to compare with the background, e.g. [8, 13].
+    """
+    spec = _spectrum(spectrum)
+    if not 0 < fmin < fmax:
+        raise ToolError("bad_argument", "fmin/fmax: need 0 < fmin < fmax", argument="fmin")
+    mask = (spec.freqs >= fmin) & (spec.freqs <= fmax)
+    for gap in exclude or []:
+        if len(gap) != 2 or gap[0] >= gap[1]:
+            raise ToolError("bad_argument", "exclude: each range is [low, high] with low < high", argument="exclude")
+        mask &= ~((spec.freqs >= gap[0]) & (spec.freqs <= gap[1]))
+    if mask.sum() < 3:
+        raise ToolError("out_of_range", f"fmin/fmax: fewer than 3 bins to fit in {fmin}-{fmax} Hz", argument="fmin")
+    if band is not None and (len(band) != 2 or band[0] >= band[1]):
+        raise ToolError("bad_argument", "band: expected [low, high] with low < high", argument="band")
+    in_band = None if band is None else (spec.freqs >= band[0]) & (spec.freqs <= band[1]) & (spec.freqs > 0)
+    if band is not None and in_band is not None and not in_band.any():
+        raise ToolError("out_of_range", f"band: no frequency bin in {band[0]}-{band[1]} Hz", argument="band")
+    power = spec.power if spec.power.ndim == 2 else spec.power.reshape(-1, spec.power.shape[-1])
+    if np.any(power[:, mask] <= 0):
+        raise ToolError("bad_argument", "spectrum: non-positive power in the fit range (flat channel?)", argument="spectrum")
+    logf = np.log10(np.where(spec.freqs > 0, spec.freqs, 1.0))
+    rows: dict[str, list[float]] = {"exponent": [], "offset": [], "r_squared": []}
+    if in_band is not None:
+        rows.update(excess_db=[], residual_peak_hz=[])
+    for p in power:
+        logp = np.log10(np.where(p > 0, p, np.nan))
+        slope, intercept = np.polyfit(logf[mask], logp[mask], 1)
+        if two_pass:
+            below = mask & (logp <= intercept + slope * logf)
+            if below.sum() >= 3:
+                slope, intercept = np.polyfit(logf[below], logp[below], 1)
+        line = intercept + slope * logf
+        residual = logp[mask] - line[mask]
+        total = logp[mask] - logp[mask].mean()
+        rows["exponent"].append(-float(slope))
+        rows["offset"].append(float(intercept))
+        rows["r_squared"].append(float(1 - np.sum(residual ** 2) / np.sum(total ** 2)))
+        if in_band is not None:
+            rows["excess_db"].append(float(10 * np.log10(p[in_band].sum() / np.sum(10 ** line[in_band]))))
+            rows["residual_peak_hz"].append(float(spec.freqs[in_band][np.nanargmax(logp[in_band] - line[in_band])]))
+    values = {k: np.asarray(v).reshape(spec.power.shape[:-1]) for k, v in rows.items()}
+    return {"fit": result("aperiodic_fit", _per_channel(spec, values), fmin=fmin, fmax=fmax, exclude=exclude or [],
+                          two_pass=two_pass, band=band)}
+
+
+@tool("features")
+def coherence(source: str, pairs: list[list[str]], bands: dict[str, list[float]], segment_s: float = 2.0,
+              overlap: float = 0.5, window: str = "hann") -> dict[str, object]:
+    """Magnitude-squared coherence of channel pairs, averaged over the bins of each band.
+
+    scipy.signal.coherence with nperseg = round(segment_s * sfreq), noverlap = floor(nperseg *
+    overlap) and the window named; a band's value is the mean coherence over its bins with
+    low <= f <= high. Results are keyed "A|B" per pair.
+
+    Parameters
+    ----------
+    source : str
+        Id of a signal.
+    pairs : list of list of str
+        Channel pairs, e.g. [["O1", "O2"], ["F3", "F4"]].
+    bands : dict of str to list of float
+        Band name -> [low, high] in Hz, e.g. {"alpha": [8, 13]}.
+    segment_s : float, optional
+        Segment length in seconds.
+    overlap : float, optional
+        Segment overlap as a fraction of the segment.
+    window : str, optional
+        Window name (scipy.signal.get_window).
+    """
+    from scipy import signal as sps
+
+    sig = refs.signal(source)
+    nperseg = int(round(segment_s * sig.sfreq))
+    if not 1 < nperseg <= sig.n_samples:
+        raise ToolError("out_of_range", f"segment_s: {nperseg} samples, the signal has {sig.n_samples}", argument="segment_s")
+    if not 0 <= overlap < 1:
+        raise ToolError("bad_argument", "overlap: a fraction in [0, 1)", argument="overlap")
+    values: dict[str, dict[str, float]] = {}
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ToolError("bad_argument", f"pairs: {pair!r} is not two channel names", argument="pairs")
+        first, second = refs.channel_indices(sig.ch_names, list(pair), "pairs")
+        freqs, coh = sps.coherence(sig.data[first], sig.data[second], fs=sig.sfreq, window=window, nperseg=nperseg,
+                                   noverlap=int(nperseg * overlap))
+        record = {}
+        for name, band in bands.items():
+            if len(band) != 2 or band[0] > band[1]:
+                raise ToolError("bad_argument", f"bands.{name}: expected [low, high]", argument="bands")
+            inside = (freqs >= band[0]) & (freqs <= band[1])
+            if not inside.any():
+                raise ToolError("out_of_range", f"bands.{name}: no frequency bin in {band[0]}-{band[1]} Hz", argument="bands")
+            record[name] = float(coh[inside].mean())
+        values[f"{pair[0]}|{pair[1]}"] = record
+    return {"coherence": result("coherence", values, bands=bands, segment_s=segment_s, overlap=overlap, window=window)}
 
 
 @tool("features")

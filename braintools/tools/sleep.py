@@ -358,6 +358,72 @@ def awakenings(hypnogram: str, wake: list[str], min_epochs: int = 1,
     return {"awakenings": result("awakenings", _per_group(hyp, compute), min_epochs=min_epochs, within=within)}
 
 
+def _onset_index(stages: np.ndarray, wake: list[str], onset_min_epochs: int) -> int | None:
+    """Position of the first epoch of the first run of >= onset_min_epochs consecutive non-wake epochs."""
+    for start, length in _runs(~np.isin(stages, wake)):
+        if length >= onset_min_epochs:
+            return start
+    return None
+
+
+def _check_onset(onset_min_epochs: int) -> None:
+    if onset_min_epochs < 1:
+        raise ToolError("bad_argument", "onset_min_epochs: must be at least 1", argument="onset_min_epochs")
+
+
+@tool("sleep")
+def stage_latency(hypnogram: str, wake: list[str], stages: list[str], onset_min_epochs: int = 1,
+                  count: Literal["elapsed", "sleep"] = "elapsed") -> dict[str, object]:
+    """Sleep onset and the latency from sleep onset to the first epoch of given stages (e.g. REM latency).
+
+    Sleep onset is the first epoch of the first run of at least `onset_min_epochs` consecutive
+    epochs not in `wake` (1: the first sleep epoch). sol_min = minutes from the hypnogram's first
+    epoch to the start of the onset epoch. latency_min = minutes from the start of the onset epoch
+    to the start of the first epoch in `stages` at or after it: all epochs in between ("elapsed")
+    or only those not in `wake` ("sleep"). Epoch numbers are the hypnogram's. Values are None when
+    there is no onset or no such stage. Per group when the hypnogram has groups.
+
+    Parameters
+    ----------
+    hypnogram : str
+        Id of a hypnogram.
+    wake : list of str
+        Labels that count as wake.
+    stages : list of str
+        Labels whose first occurrence ends the latency (e.g. ["R"]).
+    onset_min_epochs : int, optional
+        Length of the run of sleep epochs that marks sleep onset (e.g. 20 for 10 min of persistent sleep at 30-s epochs).
+    count : str, optional
+        "elapsed": every epoch between onset and the stage; "sleep": only the sleep epochs (wake left out).
+    """
+    hyp = _hypnogram(hypnogram)
+    _check_onset(onset_min_epochs)
+    if not stages:
+        raise ToolError("bad_argument", "stages: give at least one label", argument="stages")
+    epoch_min = hyp.meta["epoch_s"] / 60.0
+    frame = hyp.frame
+
+    def compute(labels: np.ndarray, numbers: np.ndarray) -> dict[str, Any]:
+        onset = _onset_index(labels, wake, onset_min_epochs)
+        out: dict[str, Any] = {"sleep_onset_epoch": None, "sol_min": None, "stage_epoch": None, "latency_min": None}
+        if onset is None:
+            return out
+        out |= {"sleep_onset_epoch": int(numbers[onset]), "sol_min": onset * epoch_min}
+        hits = np.flatnonzero(np.isin(labels[onset:], stages))
+        if len(hits):
+            between = labels[onset:onset + int(hits[0])]
+            n = len(between) if count == "elapsed" else int((~np.isin(between, wake)).sum())
+            out |= {"stage_epoch": int(numbers[onset + int(hits[0])]), "latency_min": n * epoch_min}
+        return out
+
+    if "group" not in frame.columns:
+        value: dict[str, Any] = compute(frame["stage"].astype(str).to_numpy(), frame["epoch"].to_numpy())
+    else:
+        value = {g: compute(frame.loc[frame["group"] == g, "stage"].astype(str).to_numpy(),
+                            frame.loc[frame["group"] == g, "epoch"].to_numpy()) for g in hyp.meta.get("groups", [])}
+    return {"latency": result("stage_latency", value, stages=stages, onset_min_epochs=onset_min_epochs, count=count)}
+
+
 @tool("sleep")
 def stage_transitions(hypnogram: str, wake: list[str] | None = None) -> dict[str, object]:
     """Stage changes between consecutive epochs: their number, the transition counts, and sleep-to-wake transitions per hour of sleep.

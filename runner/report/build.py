@@ -13,6 +13,7 @@ from runner.report.sections import (
     difficulty,
     failures,
     instances,
+    kinds,
     leaderboard,
     paired,
     repeats,
@@ -45,7 +46,7 @@ def build_report(runs: list[RunData], settings: Settings, *, intersect: bool = F
     report.add(instances.runs_table(report.runs))
     for table in leaderboard.tables(ctx, baselines.subset_baselines(ctx)):
         report.add(table)
-    for module_tables in (difficulty.tables(ctx), units.tables(ctx), stability.tables(ctx), repeats.tables(ctx),
+    for module_tables in (difficulty.tables(ctx), kinds.tables(ctx), units.tables(ctx), stability.tables(ctx), repeats.tables(ctx),
                           failures.tables(ctx), cost.tables(ctx), agentbench.tables(ctx), paired.tables(ctx, pairs)):
         for table in module_tables:
             report.add(table)

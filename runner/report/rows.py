@@ -72,6 +72,7 @@ class InstanceRow(BaseModel):
     task_id: str
     subset: str
     difficulty: str | None
+    kind: str | None = None  # the task's kind (recipe, open, long_horizon), from the saved instance
     weight: float  # BrainBench's per-instance weight: numeric `difficult`, else the level 1-3
     status: str
     score: float | None  # 0..100; None for infra_error
@@ -257,6 +258,7 @@ def _row(store: RunStore, model: str, paradigm: str, result: ResultRecord,
         task_id=result.task_id,
         subset=result.bench_subset,
         difficulty=result.difficulty or (meta.difficulty if meta else None),
+        kind=meta.kind if meta else None,
         weight=instance_weight(instance),
         status=result.status,
         score=_score(result, score, scores),

@@ -145,3 +145,74 @@ def test_check_request_reasons_and_usable_request() -> None:
     window = ok("check_request", recording=rec, channels=["O1.."], window_s=[-5, 20])["check"]["value"]
     assert window["reason"] == "window_out_of_range" and window["usable"]["start_s"] == 0.0
     assert code("check_request", recording="rec42") == "unknown_id"
+
+
+def test_aperiodic_fit_line_two_pass_and_band_excess() -> None:
+    _, sig = signal(channels=["O1..", "Cz.."], end_s=60)
+    psd = first_id(ok("compute_psd", source=sig, segment_s=2))
+    fit = ok("aperiodic_fit", spectrum=psd, fmin=2, fmax=40, exclude=[[7, 14]], band=[8, 13])["fit"]["value"]
+    data, fs = edf_volts(["O1..", "Cz.."])
+    f, p = sps.welch(data[:, :9600] * 1e6, fs=fs, nperseg=320, noverlap=160)
+    mask = (f >= 2) & (f <= 40) & ~((f >= 7) & (f <= 14))
+    band = (f >= 8) & (f <= 13)
+    for i, name in enumerate(["O1..", "Cz.."]):
+        slope, intercept = np.polyfit(np.log10(f[mask]), np.log10(p[i, mask]), 1)
+        background = 10 ** (intercept + slope * np.log10(f[band]))
+        assert fit[name]["exponent"] == pytest.approx(-slope)
+        assert fit[name]["offset"] == pytest.approx(intercept)
+        assert fit[name]["excess_db"] == pytest.approx(10 * np.log10(p[i, band].sum() / background.sum()))
+        assert 8 <= fit[name]["residual_peak_hz"] <= 13
+    assert fit["O1.."]["excess_db"] > 6  # eyes-closed occipital alpha stands well above the background
+    robust = ok("aperiodic_fit", spectrum=psd, fmin=2, fmax=40, two_pass=True)["fit"]["value"]
+    slope, intercept = np.polyfit(np.log10(f[(f >= 2) & (f <= 40)]), np.log10(p[0, (f >= 2) & (f <= 40)]), 1)
+    below = (f >= 2) & (f <= 40) & (np.log10(p[0]) <= intercept + slope * np.log10(np.where(f > 0, f, 1)))
+    assert robust["O1.."]["exponent"] == pytest.approx(-np.polyfit(np.log10(f[below]), np.log10(p[0, below]), 1)[0])
+    epochs = first_id(ok("fixed_windows", source=sig, window_s=20))
+    per_epoch = ok("aperiodic_fit", spectrum=first_id(ok("compute_psd", source=epochs, segment_s=2)), exclude=[[7, 14]])
+    first = sps.welch(data[1, :3200] * 1e6, fs=fs, nperseg=320, noverlap=160)[1]
+    assert per_epoch["fit"]["value"]["0"]["Cz.."]["exponent"] == pytest.approx(-np.polyfit(np.log10(f[mask]), np.log10(first[mask]), 1)[0])
+    assert code("aperiodic_fit", spectrum=psd, fmin=0) == "bad_argument"
+    assert code("aperiodic_fit", spectrum=psd, exclude=[[14, 7]]) == "bad_argument"
+    assert code("aperiodic_fit", spectrum=psd, fmin=2, fmax=2.5) == "out_of_range"
+    assert code("aperiodic_fit", spectrum=psd, band=[100, 120]) == "out_of_range"
+    assert code("aperiodic_fit", spectrum=sig) == "wrong_kind"
+
+
+def test_coherence_of_pairs_matches_scipy() -> None:
+    _, sig = signal(channels=["O1..", "O2..", "Fz.."], start_s=5, end_s=45)
+    res = ok("coherence", source=sig, pairs=[["O1..", "O2.."], ["Fz", "O1"]], bands={"alpha": [8, 13], "beta": [13, 30]},
+             segment_s=4)["coherence"]["value"]
+    data, fs = edf_volts(["O1..", "O2..", "Fz.."])
+    x = data[:, 800:7200] * 1e6
+    f, c = sps.coherence(x[0], x[1], fs=fs, nperseg=640, noverlap=320)
+    assert res["O1..|O2.."]["alpha"] == pytest.approx(c[(f >= 8) & (f <= 13)].mean())
+    f, c = sps.coherence(x[2], x[0], fs=fs, nperseg=640, noverlap=320)
+    assert res["Fz|O1"]["beta"] == pytest.approx(c[(f >= 13) & (f <= 30)].mean())
+    assert code("coherence", source=sig, pairs=[["O1.."]], bands={"alpha": [8, 13]}) == "bad_argument"
+    assert code("coherence", source=sig, pairs=[["O1..", "X9"]], bands={"alpha": [8, 13]}) == "unknown_channel"
+    assert code("coherence", source=sig, pairs=[["O1..", "O2.."]], bands={"alpha": [8, 13]}, segment_s=60) == "out_of_range"
+    assert code("coherence", source=sig, pairs=[["O1..", "O2.."]], bands={"alpha": [8, 13]}, overlap=1) == "bad_argument"
+    assert code("coherence", source=sig, pairs=[["O1..", "O2.."]], bands={"x": [100, 120]}) == "out_of_range"
+
+
+def test_log_ratio_comparisons() -> None:
+    assert ok("compare", a=4.0, b=2.0, operation="log_ratio")["comparison"]["value"] == pytest.approx(np.log(2.0))
+    assert code("compare", a=-1.0, b=2.0, operation="log_ratio") == "bad_argument"
+    _, sig = signal(channels=["O1..", "O2.."], end_s=30)
+    psd = first_id(ok("compute_psd", source=sig))
+    alpha = first_id(ok("band_power", spectrum=psd, bands={"alpha": [8, 13], "beta": [13, 30]}))
+    per = ok("compare_results", a=alpha, b=alpha, feature="alpha", feature_b="beta", operation="log_ratio")
+    values = braintools.STATE.entries[alpha].value
+    assert per["comparison"]["value"]["O2.."]["value"] == pytest.approx(np.log(values["O2.."]["alpha"] / values["O2.."]["beta"]))
+
+
+def test_multitaper_and_welch_give_the_same_density_units() -> None:
+    # A density in µV²/Hz either way: the band power of one recording must agree within the
+    # estimators' difference, not by the factor of the sampling rate (mne's default normalisation).
+    _, sig = signal(channels=["O1.."], end_s=60)
+    powers = {}
+    for method in ("welch", "multitaper"):
+        psd = first_id(ok("compute_psd", source=sig, method=method, segment_s=4))
+        powers[method] = ok("band_power", spectrum=psd, bands={"broad": [1, 40]},
+                            integration="sum_times_df")["band_power"]["value"]["O1.."]["broad"]
+    assert powers["multitaper"] == pytest.approx(powers["welch"], rel=0.2)

@@ -136,3 +136,78 @@ def test_check_erp_request_and_stim_events() -> None:
     assert ep.data.shape[1:] == (59, 421) and ep.data.shape[0] == 15
     assert code("epoch_events", source=sig, events=evt, labels=[99], label_column="value", time_column="sample",
                 tmin_s=-0.2, tmax_s=0.5) == "bad_argument"
+
+
+def test_channel_mean_makes_a_region_waveform(mne_raw: mne.io.BaseRaw) -> None:
+    chans = ["A28", "A29", "B7"]
+    epochs = pipeline(["face-upright", "house-upright"], chans, baseline_end_s=0)["epochs"]["id"]
+    avg = ok("erp_average", epochs=epochs, by_label=True)["evoked"]["id"]
+    named = braintools.call("channel_mean", {"epochs": avg, "channels": ["A28", "B7"], "name": "roi"})
+    roi = value(named["epochs"])
+    ref = mne_epochs(mne_raw, ["face-upright"], chans).average().data * 1e6
+    assert roi.ch_names == ["roi"] and roi.labels == ["face-upright", "house-upright"]
+    np.testing.assert_allclose(roi.data[0, 0], ref[[0, 2]].mean(axis=0), atol=1e-6)
+    single = value(ok("channel_mean", epochs=epochs, channels=["A29"])["epochs"])
+    np.testing.assert_allclose(single.data[:, 0], value({"id": epochs}).data[:, 1])
+    assert code("channel_mean", epochs=avg, channels=[]) == "bad_argument"
+    assert code("channel_mean", epochs=avg, channels=["A28", "A28"]) == "bad_argument"
+    assert code("channel_mean", epochs=avg, channels=["Cz"]) == "unknown_channel"
+
+
+def test_trial_contrast_matches_scipy() -> None:
+    from scipy import stats
+
+    face = pipeline(["face-upright"], ["A28", "B7"], baseline_end_s=0)["epochs"]["id"]
+    house = pipeline(["house-upright"], ["A28", "B7"], baseline_end_s=0)["epochs"]["id"]
+    ea, eb = value({"id": face}), value({"id": house})
+    mask = (ea.times * 1000 >= 140) & (ea.times * 1000 <= 190)
+    xa, xb = ea.data[:, 0, mask].mean(axis=1), eb.data[:, 0, mask].mean(axis=1)
+    args = {"a": face, "b": house, "window_ms": [140, 190], "channels": ["A28"]}
+    welch = ok("trial_contrast", **args)["contrast"]["value"]
+    assert welch["p_value"] == pytest.approx(stats.ttest_ind(xa, xb, equal_var=False).pvalue)
+    assert welch["mean_a_uv"] == pytest.approx(xa.mean()) and welch["n_b"] == len(xb)
+    assert welch["significant"] == (welch["p_value"] < 0.05)
+    student = ok("trial_contrast", **args, test="student")["contrast"]["value"]
+    assert student["statistic"] == pytest.approx(stats.ttest_ind(xa, xb).statistic)
+    mwu = ok("trial_contrast", **args, test="mannwhitney")["contrast"]["value"]
+    assert mwu["p_value"] == pytest.approx(stats.mannwhitneyu(xa, xb, alternative="two-sided").pvalue)
+    perm = ok("trial_contrast", **args, test="permutation", n_permutations=500, seed=3)["contrast"]["value"]
+    again = ok("trial_contrast", **args, test="permutation", n_permutations=500, seed=3)["contrast"]["value"]
+    assert perm["p_value"] == again["p_value"] and 1 / 501 <= perm["p_value"] <= 1
+    both = ok("trial_contrast", **{**args, "channels": ["A28", "B7"]})["contrast"]["value"]
+    assert both["mean_a_uv"] == pytest.approx(ea.data[:, :, mask].mean())
+    assert code("trial_contrast", a=face, b=house, window_ms=[140, 190]) == "bad_argument"  # two channels, none named
+    assert code("trial_contrast", **args, n_permutations=10) == "out_of_range"
+    other = pipeline(["house-upright"], ["A28"], baseline_end_s=0)["epochs"]["id"]
+    assert code("trial_contrast", a=face, b=other, window_ms=[140, 190], channels=["A28"]) == "bad_argument"
+
+
+def test_sequence_effects_repeat_and_switch() -> None:
+    rows = [("L", 100), ("pL", 140), ("R", 200), ("pR", 230), ("R", 300), ("pL", 350), ("R", 400), ("pR", 405),
+            ("boundary", 450), ("L", 500), ("pL", 560), ("L", 600), ("face", 700), ("pL", 780)]
+    frame = pd.DataFrame(rows, columns=["trial_type", "sample"])
+    evt = braintools.STATE.add("events", "evt", Table(frame, "events"), {"kind": "events"}, "test").id
+    args = {"events": evt, "stimulus_labels": ["L", "R"], "response_labels": ["pL", "pR"],
+            "correct_for": {"L": ["pL"], "R": ["pR"]}, "label_column": "trial_type", "time_column": "sample",
+            "time_unit": "samples", "sfreq": 100.0}
+
+    def summary(**kw: Any) -> dict[str, Any]:
+        return dict(ok("sequence_effects", **args, **kw)["summary"]["value"])
+
+    # RTs (ms): L 400 | R 300 switch | R 500 wrong side | R 50 repeat after an error | L 600 switch | L 1800 repeat
+    plain = summary()
+    assert plain["repeat"] == {"n": 2, "median_rt_ms": 925.0, "mean_rt_ms": 925.0}
+    assert plain["switch"]["median_rt_ms"] == 450.0 and plain["switch_minus_repeat_median_ms"] == -475.0
+    limited = summary(min_rt_ms=100, deadline_ms=1000)
+    assert limited["repeat"]["n"] == 0 and limited["switch_minus_repeat_median_ms"] is None
+    assert summary(drop_after_error=True)["repeat"]["median_rt_ms"] == 1800.0
+    assert summary(break_labels=["boundary"])["switch"] == {"n": 1, "median_rt_ms": 300.0, "mean_rt_ms": 300.0}
+    assert summary(before_next_labels=["L", "R", "face"])["repeat"]["median_rt_ms"] == 50.0
+    assert summary(summary_labels=["R"])["switch_minus_repeat_median_ms"] == 250.0
+    windowed = summary(stimulus_window_s=[3.5, 10.0])
+    assert (windowed["repeat"]["median_rt_ms"], windowed["switch"]["median_rt_ms"]) == (925.0, 600.0)
+    trials = value(ok("sequence_effects", **args)["trials"]).frame
+    assert trials["sequence"].fillna("none").tolist() == ["none", "switch", "repeat", "repeat", "switch", "repeat"]
+    assert trials["correct"].tolist() == [True, True, False, True, True, True]
+    assert code("sequence_effects", **{**args, "correct_for": {"L": ["pL"]}}) == "bad_argument"
+    assert code("sequence_effects", **{**args, "stimulus_labels": ["X"], "correct_for": {"X": []}}) == "bad_argument"

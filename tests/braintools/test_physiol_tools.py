@@ -160,3 +160,68 @@ def test_window_measures_and_a_checked_request() -> None:
     assert (bad["feasible"], bad["reason"]) == (False, "unknown_channel")
     late = value(ok("check_request", recording=rec, channels=["EEG C3"], start_s=1490, end_s=1520), "check")
     assert late["reason"] == "window_out_of_range"
+
+
+def test_window_table_feeds_segment_band_power() -> None:
+    fs = 100.0
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=2000)
+    sid = add_signal(x[None, :], ["eeg"], fs)
+    table = ok("window_table", starts_s=[1, 8.5], ends_s=[5, 12.5], labels=["A", "B"])
+    frame = braintools.STATE.entries[table["windows"]["id"]].value.frame
+    assert frame["label"].tolist() == ["A", "B"] and frame["duration_s"].tolist() == [4.0, 4.0]
+    res = value(ok("segment_band_power", source=sid, segments=table["windows"]["id"], bands={"a": [8, 13]}), "band_power")
+    part = x[850:1250] - x[850:1250].mean()
+    f, p = sps.welch(part, fs=fs, window="hann", nperseg=200, noverlap=100)
+    assert res["B"]["a"] == pytest.approx(p[(f >= 8) & (f <= 13)].sum())
+    labels = braintools.STATE.entries[ok("window_table", starts_s=[0, 3], duration_s=2)["windows"]["id"]].value.frame["label"]
+    assert labels.tolist() == ["W1", "W2"]
+    assert code("window_table", starts_s=[0, 3]) == "bad_argument"
+    assert code("window_table", starts_s=[0, 3], duration_s=2, ends_s=[1, 4]) == "bad_argument"
+    assert code("window_table", starts_s=[5], ends_s=[4]) == "out_of_range"
+    assert code("window_table", starts_s=[0, 3], duration_s=1, labels=["x", "x"]) == "bad_argument"
+
+
+def _result(values: dict[str, Any]) -> str:
+    return str(braintools.STATE.add("results", "res", values, {"kind": "test"}, "test").id)
+
+
+def test_split_high_low_methods() -> None:
+    rid = _result({"a": {"p": 1.0}, "b": {"p": 1.2}, "c": {"p": 9.0}, "d": {"p": 10.0}, "e": {"p": 30.0}})
+    two = value(ok("split_high_low", result_id=rid, feature="p"), "groups")
+    assert two["high"] == ["c", "d", "e"] and two["low"] == ["a", "b"]
+    gap = value(ok("split_high_low", result_id=rid, feature="p", method="largest_gap", log=False), "groups")
+    assert gap["high"] == ["e"]
+    mid = value(ok("split_high_low", result_id=rid, feature="p", method="midrange"), "groups")
+    cut = (np.log(30.0) + np.log(1.0)) / 2
+    assert mid["high"] == [n for n, v in zip("abcde", [1.0, 1.2, 9.0, 10.0, 30.0]) if np.log(v) > cut]
+    assert code("split_high_low", result_id=rid) == "bad_argument"
+    assert code("split_high_low", result_id=_result({"a": -1.0, "b": 2.0})) == "bad_argument"
+    assert code("split_high_low", result_id=_result({"a": 1.0})) == "wrong_kind"
+
+
+def test_band_power_change_point_finds_an_alpha_onset() -> None:
+    fs = 200.0
+    rng = np.random.default_rng(7)
+    t = np.arange(int(30 * fs)) / fs
+    x = rng.normal(size=t.size) + np.where(t >= 17.0, 6.0, 0.3) * np.sin(2 * np.pi * 10 * t)
+    sid = add_signal(x[None, :], ["eeg"], fs)
+    res = value(ok("band_power_change_point", source=sid, band=[8, 13], window_s=1, step_s=0.25, start_s=2, end_s=28), "change")
+    assert res["direction"] == "rise" and abs(res["time_s"] - 17.0) <= 0.5 and res["change_db"] > 10
+    # the log powers of the sliding windows, split by least squares, computed here
+    starts = range(400, 5600 - 200 + 1, 50)
+    logs = []
+    for k in starts:
+        seg = x[k:k + 200] - x[k:k + 200].mean()
+        f, p = sps.periodogram(seg, fs=fs, window="hann")
+        logs.append(np.log(p[(f >= 8) & (f <= 13)].sum()))
+    v = np.asarray(logs)
+    sse = [((v[:k] - v[:k].mean()) ** 2).sum() + ((v[k:] - v[k:].mean()) ** 2).sum() for k in range(2, v.size - 1)]
+    k = int(np.argmin(sse)) + 2
+    centres = [(s + 100) / fs for s in starts]
+    assert res["time_s"] == pytest.approx((centres[k - 1] + centres[k]) / 2)
+    coarse = value(ok("band_power_change_point", source=sid, band=[8, 13], window_s=2, step_s=0.5, segment_s=1, end_s=20, start_s=12), "change")
+    assert coarse["direction"] == "rise" and abs(coarse["time_s"] - 17.0) <= 1.0
+    assert code("band_power_change_point", source=sid, band=[13, 8], window_s=1, step_s=0.25) == "bad_argument"
+    assert code("band_power_change_point", source=sid, band=[8, 13], window_s=10, step_s=5, start_s=0, end_s=20) == "out_of_range"
+    assert code("band_power_change_point", source=sid, band=[8, 13], window_s=1, step_s=0.25, end_s=40) == "out_of_range"

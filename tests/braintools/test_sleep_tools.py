@@ -178,3 +178,34 @@ def test_refusals() -> None:
     assert braintools.call("sleep_metrics", {"hypnogram": "lab99", "wake": ["W"]})["error"]["code"] == "unknown_id"
     stats = ok("stage_statistics", {"hypnogram": hyp})["statistics"]["id"]
     assert braintools.call("sleep_metrics", {"hypnogram": stats, "wake": ["W"]})["error"]["code"] == "wrong_kind"
+
+
+def test_stage_latency_onset_rules_and_counts() -> None:
+    hyp = load()
+    s = np.array(STAGES_A)
+
+    def latency(**extra: object) -> dict:
+        args = {"hypnogram": hyp, "wake": ["W"], "stages": ["R"], **extra}
+        return ok("stage_latency", args)["latency"]["value"]
+
+    first = latency()
+    onset, rem = 2, int(np.flatnonzero(s == 3)[0])  # first sleep epoch; first REM
+    assert (first["sleep_onset_epoch"], first["sol_min"], first["stage_epoch"]) == (onset + 1, onset * 0.5, rem + 1)
+    assert first["latency_min"] == (rem - onset) * 0.5 == 3.0
+    assert latency(count="sleep")["latency_min"] == int((s[onset:rem] != 0).sum()) * 0.5 == 2.5
+    three = latency(onset_min_epochs=3)  # the first run of >= 3 sleep epochs starts at index 5
+    assert (three["sleep_onset_epoch"], three["sol_min"], three["latency_min"]) == (6, 2.5, 1.5)
+    assert latency(onset_min_epochs=6)["latency_min"] is None
+    grouped = ok("load_hypnogram", {"path": "hyp.csv", "stage_column": "ref", "coding": CODING, "epoch_column": "epoch",
+                                    "group_column": "subject"})["hypnogram"]["id"]
+    both = ok("stage_latency", {"hypnogram": grouped, "wake": ["W"], "stages": ["R"]})["latency"]["value"]
+    assert both["b"]["latency_min"] == 1.5 and both["a"]["latency_min"] == 3.0
+
+
+def test_stage_latency_refusals() -> None:
+    hyp = load()
+    bad = braintools.call("stage_latency", {"hypnogram": hyp, "wake": ["W"], "stages": ["R"], "onset_min_epochs": 0})
+    assert bad["error"]["code"] == "bad_argument"
+    assert braintools.call("stage_latency", {"hypnogram": hyp, "wake": ["W"], "stages": []})["error"]["code"] == "bad_argument"
+    stats = ok("stage_statistics", {"hypnogram": hyp})["statistics"]["id"]
+    assert braintools.call("stage_latency", {"hypnogram": stats, "wake": ["W"], "stages": ["R"]})["error"]["code"] == "wrong_kind"

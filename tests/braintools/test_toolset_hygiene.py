@@ -20,7 +20,7 @@ TASK_IDS = sorted(p.stem for p in (PROJECT_ROOT / "instances" / "tasks").glob("*
 
 
 def test_no_tool_mentions_a_task_or_reads_ground_truth():
-    assert len(TASK_IDS) == 48
+    assert len(TASK_IDS) >= 82  # every task spec, EEGAgentBench T1 and T2 included
     forbidden = [*TASK_IDS, "ground_truth", "gt_value", "eval_config", "reference_scripts", "reference_plans", "instances/"]
     for source in PACKAGE.rglob("*.py"):
         text = source.read_text(encoding="utf-8")

@@ -12,6 +12,7 @@ from tests.integration.conftest import PROJECT_ROOT
 from validation.baseline import task_baselines
 from validation.instance import SUBSETS
 
+DETERMINISTIC_TYPES = {"numeric_check", "categorical_check", "set_match_check", "sequence_match_check"}
 SEMANTIC_TYPES = {"semantic_consistency", "factual_qa_check", "safety_compliance"}
 REQUIRED_TYPES = {"numeric_check", "categorical_check", "set_match_check", "sequence_match_check",
                   "file_status_check"}
@@ -24,10 +25,13 @@ def instances():
 
 def test_size_and_coverage(instances):
     tasks = {i.task_id for i in instances}
-    assert len(tasks) >= 40, f"{len(tasks)} tasks"
-    assert len(instances) >= 300, f"{len(instances)} instances"
+    assert len(tasks) >= 80, f"{len(tasks)} tasks"
+    assert len(instances) >= 1000, f"{len(instances)} instances"
     assert {i.meta_info.bench_subset for i in instances} == set(SUBSETS)
-    assert {i.meta_info.difficulty for i in instances} == {"easy", "medium", "hard"}
+    for subset in SUBSETS:
+        mine = [i for i in instances if i.meta_info.bench_subset == subset]
+        assert len({i.task_id for i in mine}) >= 15, subset
+        assert {i.meta_info.difficulty for i in mine} == {"easy", "medium", "hard"}, subset
     types = {m.type for i in instances for m in i.eval_config.metrics}
     assert REQUIRED_TYPES <= types, f"missing unit types: {sorted(REQUIRED_TYPES - types)}"
     assert types & SEMANTIC_TYPES, "no semantic unit (judge prompt + reference conclusion)"
@@ -68,3 +72,27 @@ def test_manifests_describe_the_committed_instances(instances):
         assert path.is_file(), f"{path} missing: run `eegbench truth`"
         expected = catalog.manifest_text(catalog.subset_manifest(subset, instances))
         assert path.read_text() == expected, f"{path.name} is stale: run `eegbench truth`"
+
+
+def test_a_quarter_of_the_tasks_are_open_or_long_horizon(instances):
+    kinds = {i.task_id: i.meta_info.kind for i in instances}
+    assert None not in kinds.values(), sorted(t for t, k in kinds.items() if k is None)
+    beyond_recipes = sum(k in ("open", "long_horizon") for k in kinds.values())
+    assert beyond_recipes >= len(kinds) / 4, f"{beyond_recipes} of {len(kinds)} tasks are open or long-horizon"
+    assert "open" in kinds.values() and "long_horizon" in kinds.values()
+
+
+def test_open_tasks_take_their_ground_truth_from_method_ensembles(instances):
+    """An open task leaves the method to the agent, so no answer of it may hang on one pipeline."""
+    single = sorted({
+        f"{i.task_id}.{m.metric_id}" for i in instances if i.meta_info.kind == "open"
+        for m in i.eval_config.metrics
+        if m.type in DETERMINISTIC_TYPES and m.metric_id not in ((i.reference.ensembles or {}) if i.reference else {})
+    })
+    assert not single, f"open-task metrics without an ensemble: {single}"
+
+
+def test_long_horizon_tasks_score_the_pipeline_at_several_points(instances):
+    short = sorted({i.task_id for i in instances if i.meta_info.kind == "long_horizon"
+                    and len(i.eval_config.metrics) < 5})
+    assert not short, f"long-horizon tasks with fewer than 5 scored units: {short}"

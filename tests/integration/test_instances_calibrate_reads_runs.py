@@ -1,7 +1,10 @@
 """`eegbench instances --calibrate RUN...` over runs this test makes: an oracle run (every
 instance solved) and a null run (none solved) of one task give it a solve rate of one half
 over twice its instances."""
+import json
+
 from runner import catalog
+from tests.integration.conftest import PROJECT_ROOT
 
 TASK = "fa_alpha_relpower"
 
@@ -15,9 +18,10 @@ def test_calibrate_counts_scored_runs_and_solves_over_the_runs_given(eegbench):
     assert proc.returncode == 0, proc.stderr[-2000:]
     (row,) = [line for line in proc.stdout.splitlines() if TASK in line]
     cells = [c.strip() for c in row.strip("│ ").split("│")]
-    assert cells[0] == TASK and cells[1] == "easy" and cells[2] == str(len(cases))
-    assert cells[5] == "-"  # no method ensemble in this task
-    assert cells[6] == str(2 * len(cases)) and cells[7] == "0.50"
+    assert cells[0] == TASK and cells[1] == "easy" and cells[2] == "recipe" and cells[3] == str(len(cases))
+    assert int(cells[6]) == len(json.loads((PROJECT_ROOT / "reference_plans" / f"{TASK}.json").read_text())["steps"])
+    assert cells[7] == "-"  # no method ensemble in this task
+    assert cells[8] == str(2 * len(cases)) and cells[9] == "0.50"
     assert "over solved, unsolved: 1 task(s), 0 flagged" in proc.stdout
     missing = eegbench("instances", "--calibrate", "no-such-run")
     assert missing.returncode == 2 and "no run named 'no-such-run'" in missing.stderr

@@ -70,3 +70,26 @@ def test_ensemble_spread_is_the_median_relative_spread_over_the_instances():
         made.append(copy)
     # by hand: 0.1 / 1.05, 0 / 2, 1 / 4.5 -> median 0.0952...
     assert abs(ensemble_spread(made) - 0.1 / 1.05) < 1e-12
+
+
+def test_plan_steps_measure_the_label_and_say_what_a_task_is_built_like():
+    from dataclasses import replace
+
+    from runner.calibration import TaskCalibration, _with_suggestions, step_medians
+
+    def row(task, label, steps):
+        return TaskCalibration(task_id=task, label=label, instances=5, script=None, runs=0, solved=0, plan_steps=steps)
+
+    rows = [row("e1", "easy", 2), row("e2", "easy", 4), row("m1", "medium", 6), row("m2", "medium", 6),
+            row("h1", "hard", 12), row("h2", "hard", 3), row("h3", "hard", 14), row("x", "hard", None)]
+    assert step_medians(rows) == {"easy": 3, "medium": 6, "hard": 12}  # by hand
+    built = {r.task_id: r.built_like for r in _with_suggestions(rows)}
+    assert built == {"e1": None, "e2": None, "m1": None, "m2": None, "h1": None, "h2": "easy", "h3": None, "x": None}
+    assert not replace(rows[5], built_like="easy").flagged  # a prompt, not a flag: only solve rates flag
+
+
+def test_every_task_has_its_kind_plan_steps_and_kept_share():
+    rows = calibrate(catalog.select(catalog.load_all(ENV.paths.instances_dir), []), [], ENV.paths.project_root)
+    assert all(r.kind in ("recipe", "open", "long_horizon") for r in rows)
+    assert all(r.plan_steps and r.plan_steps >= 1 for r in rows)
+    assert all(r.bindings is not None and r.bindings >= r.instances for r in rows)

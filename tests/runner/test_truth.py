@@ -150,7 +150,7 @@ def _toy_spec(**changes):
         "task_id": "fa_toy",
         "bench_subset": "Foundational Analysis",
         "difficulty": "easy",
-        "difficulty_reason": "toy",
+        "difficulty_reason": "toy", "kind": "recipe",
         "original_dataset": "toy",
         "script": "reference_scripts/fa_toy.py",
         "instruction": "Scale the length by {scale}.",
@@ -263,7 +263,7 @@ def test_a_blind_solve_is_recorded_in_the_spec_and_names_cases_of_the_task():
 def test_every_brainbench_subset_task_was_solved_blind_on_two_cases():
     """A task is accepted only after someone who saw just its instruction and inputs solved it."""
     tasks = [t for t in load_tasks(PROJECT) if t.bench_subset in truth.SUBSETS]
-    assert len(tasks) >= 46
+    assert len(tasks) >= 80
     unsolved = [t.task_id for t in tasks if t.blind_validation is None or not t.blind_validation.solved]
     assert unsolved == []
 
@@ -301,8 +301,30 @@ def test_an_ensemble_task_keeps_agreeing_bindings_with_a_derived_tolerance_and_r
     assert any("fa_toy-02: metric power: spread 2 gives tolerance 2 > max_tolerance 0.5" in m for m in messages)
     assert any("fa_toy-03: metric band: the pipelines disagree" in m for m in messages)
     assert any("task fa_toy keeps 1 of 3 bindings (33%)" in m for m in messages)
+    kept = json.loads((project / "instances/manifests/kept.json").read_text())["fa_toy"]
+    assert kept["bindings"] == 3 and kept["instances"] == 1
+    assert kept["rejected"]["fa_toy-02"].startswith("metric power: spread 2 gives tolerance 2 > max_tolerance 0.5")
+    assert kept["rejected"]["fa_toy-03"].startswith("metric band: the pipelines disagree")
     assert check(project, root, progress=False) == []  # deterministic, rejections included
+    (project / "instances/manifests/kept.json").write_text("{}\n")  # a record that no longer says why
+    assert check(project, root, progress=False) == [
+        "differs: instances/manifests/kept.json (stale kept-share record: fa_toy: committed null, "
+        "regenerated {\"bindings\": 3, \"instances\": 1, \"rejected\": {\"fa_toy-02\": \"metric power: spre...)"]
 
+
+def test_a_set_ensemble_keeps_a_binding_only_when_every_pipeline_finds_the_same_set(toy):
+    project, root, write = toy
+    (project / "reference_scripts/fa_toy.py").write_text(
+        "def run(inputs, params):\n"
+        "    return {'bad': {'zscore': ['T7', 'Fp1'], 'corr': params['corr']}}\n")
+    write(instruction="Which channels are unusable?", metrics=[
+        {"metric_id": "bad", "type": "set_match_check", "target_key": "bad", "weight": 1.0,
+         "params": {"match_mode": "exact"}, "ensemble": {}}],
+        bindings=[{"case": "01", "data_path": ["toy/a.txt"], "params": {"corr": ["fp1", "T7"]}},
+                  {"case": "02", "data_path": ["toy/a.txt"], "params": {"corr": ["T7"]}}])
+    paths = generate(project, root, progress=False, cache=False)
+    assert [p.name for p in paths] == ["fa_toy-01.json"]
+    assert load_instance(paths[0]).eval_config.metrics[0].params["gt_value"] == ["fp1", "T7"]  # corr: the first pipeline by name
 
 def test_an_ensemble_metric_may_not_write_its_tolerance(toy):
     _, _, write = toy

@@ -33,7 +33,7 @@ def _spec(marker: Path, bindings: list[tuple[str, str, int, str]]) -> dict:
         "task_id": "sa_count",
         "bench_subset": "Sleep Assessment",
         "difficulty": "easy",
-        "difficulty_reason": "toy",
+        "difficulty_reason": "toy", "kind": "recipe",
         "original_dataset": "toy",
         "script": "reference_scripts/sa_count.py",
         "instruction": "Scale by {scale}, say {word}.",
@@ -169,13 +169,16 @@ def test_generate_writes_subset_manifests(toy):
     toy.generate()
     folder = toy.project / "instances/manifests"
     assert sorted(p.name for p in folder.glob("*.json")) == [
-        "eegagentbench.json", "foundational_analysis.json", "neurocognitive_assessment.json",
+        "eegagentbench.json", "foundational_analysis.json", "kept.json", "neurocognitive_assessment.json",
         "physiological_integration.json", "sleep_assessment.json"]
     sleep = json.loads((folder / "sleep_assessment.json").read_text())
     assert sleep["instances"] == 3 and sleep["tasks"] == 1
-    assert sleep["by_task"]["sa_count"] == {"difficulty": "easy", "instances": 3,
+    assert sleep["by_task"]["sa_count"] == {"difficulty": "easy", "kind": "recipe", "instances": 3,
                                             "units": {"categorical_check": 3, "numeric_check": 3}}
     assert sleep["by_difficulty"] == {"easy": {"tasks": 1, "instances": 3}}
+    assert sleep["by_kind"] == {"recipe": {"tasks": 1, "instances": 3}}
+    assert json.loads((folder / "kept.json").read_text()) == {
+        "sa_count": {"bindings": 3, "instances": 3, "rejected": {}}}
     assert sleep["by_unit"]["numeric_check"] == {"tasks": 1, "instances": 3}
     instances = catalog.load_all(toy.project / "instances")
     assert sleep["instance_set_hash"] == catalog.instance_set_hash(instances)
@@ -196,7 +199,9 @@ def test_check_reports_stale_and_missing_manifests(toy):
     assert any(p.startswith("differs: instances/manifests/sleep_assessment.json (stale") and "instances" in p
                for p in problems), problems
     assert any(p.startswith("missing: instances/manifests/physiological_integration.json") for p in problems)
-    assert len(problems) == 2, problems
+    assert "differs: instances/manifests/kept.json (stale kept-share record: sa_count.bindings: committed 3, " \
+           "regenerated 2)" in problems
+    assert len(problems) == 3, problems
 
     toy.generate(tasks=["sa_count"])  # a task selection rewrites its subset's manifest only
     problems = check(toy.project, toy.data, progress=False)

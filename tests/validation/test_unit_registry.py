@@ -65,7 +65,7 @@ def instance(truth: Any, case: str = "01", task: str = "fa_toy") -> Instance:
 def task_spec() -> TaskSpec:
     return TaskSpec.model_validate({
         "task_id": "fa_toy", "bench_subset": "Foundational Analysis", "difficulty": "easy",
-        "difficulty_reason": "toy", "original_dataset": "none", "script": "reference_scripts/toy.py",
+        "difficulty_reason": "toy", "kind": "recipe", "original_dataset": "none", "script": "reference_scripts/toy.py",
         "instruction": "Odd or even?", "parser_prompt": "",
         "metrics": [{"metric_id": "parity", "type": TOY, "target_key": "n", "weight": 1.0}],
         "bindings": [{"case": "01", "data_path": "a.edf"}],

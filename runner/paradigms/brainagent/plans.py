@@ -214,14 +214,15 @@ def references(value: Any) -> set[str]:
 
 
 def next_segment(plan: Plan, bindings: Bindings) -> list[PlanStep]:
-    """The longest run of unsettled steps that can run now; steps whose condition fails on
-    what is known are marked skipped on the way. Empty when the plan is done or stuck."""
+    """The maximal executable segment: every unsettled step whose references have all run, in
+    plan order (a step that waits for another does not hold back the independent steps after
+    it, so a plan takes as many rounds as its longest chain of dependencies). Steps whose
+    condition fails on what is known are marked skipped on the way. Empty when the plan is done
+    or stuck."""
     segment: list[PlanStep] = []
     for step in plan.steps:
-        if bindings.settled(step.alias):
+        if bindings.settled(step.alias) or not bindings.ready(step):
             continue
-        if not bindings.ready(step):
-            break
         if not bindings.runs(step):
             bindings.skipped.add(step.alias)
             continue

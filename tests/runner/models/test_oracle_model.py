@@ -155,3 +155,10 @@ def test_script_outside_the_project_is_refused(tmp_path):
     instance.reference.script = "../reference_scripts/fa_echo.py"
     with pytest.raises(ModelError, match="outside the project"):
         OracleModel(root).session(instance).complete([])
+
+
+def test_an_ensemble_result_is_reported_as_the_answer_it_stands_for():
+    observation = f"{RESULT_MARKER}{json.dumps({'iaf': {'welch': 10.0, 'multitaper': 10.25, 'welch4': 10.5}, 'band': {'a': 'alpha', 'b': 'alpha'}, 'n': 3})}\n"
+    text = solution_reply(observation, {"iaf": "numeric_check", "band": "categorical_check"})
+    reported = json.loads(text.split("```json\n")[1].split("\n```")[0])
+    assert reported == {"iaf": 10.25, "band": "alpha", "n": 3}

@@ -1,0 +1,538 @@
+"""Data quality and cleaning pipelines: channel screening and repair, channel relabelling, unit
+rescaling, epoch rejection by annotated spans or amplitude, per-epoch band power of channel
+groups, paired tests across epochs, quality summaries of signals, and results collected into
+one table.
+
+Everything takes shared_state ids and registers new entries; nothing is changed in place.
+Voltages are microvolts, times seconds from the recording's start, band power the area under
+the power spectral density (trapezoidal rule over the bins with low <= f <= high), in µV².
+"""
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from braintools import refs
+from braintools.data import Epochs, Table
+from braintools.errors import ToolError
+from braintools.registry import New, result, tool
+
+Estimator = Literal["welch", "periodogram", "multitaper"]
+
+
+# ----------------------------------------------------------------------------- preparation
+
+
+@tool("preparation")
+def interpolate_bad_channels(source: str, channels: list[str], montage: str = "biosemi128",
+                             origin: Literal["auto", "head_center"] = "auto",
+                             mode: Literal["accurate", "fast"] = "accurate") -> dict[str, object]:
+    """Replace channels by spherical-spline interpolation from the others (mne's interpolate_bads).
+
+    The signal's EEG channels get the positions of a standard MNE montage; the named channels
+    are marked bad, interpolated with mne.io.Raw.interpolate_bads(reset_bads=True) and kept in
+    place, so the channel list and order do not change. With origin "auto" the sphere is fitted
+    to the montage's points (mne's default); "head_center" uses (0, 0, 0).
+
+    Parameters
+    ----------
+    source : str
+        Id of a signal.
+    channels : list of str
+        The channels to replace (at least one; every other EEG channel is used to interpolate).
+    montage : str, optional
+        Name of a standard MNE montage holding every EEG channel's position (mne.channels.get_builtin_montages()).
+    origin : str, optional
+        Sphere origin: "auto" (fitted, mne's default) or "head_center".
+    mode : str, optional
+        mne's interpolation mode: "accurate" (default) or "fast".
+    """
+    import mne
+
+    sig = refs.signal(source)
+    if not channels:
+        raise ToolError("bad_argument", "channels: name at least one channel to interpolate", argument="channels")
+    picks = refs.channel_indices(sig.ch_names, channels)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # older names (standard_1020, ...) are deprecated aliases
+            layout = mne.channels.make_standard_montage(montage)
+    except ValueError:
+        raise ToolError("bad_argument", f"montage: {montage!r} is not a standard MNE montage; one of "
+                        f"{', '.join(mne.channels.get_builtin_montages()[:12])}, ...", argument="montage") from None
+    eeg = [i for i, kind in enumerate(sig.ch_types) if kind == "eeg"]
+    missing = [sig.ch_names[i] for i in eeg if sig.ch_names[i] not in layout.ch_names]
+    if missing:
+        raise ToolError("unknown_channel", f"montage: {montage} has no position for {missing[:10]}", argument="montage")
+    if any(i not in eeg for i in picks):
+        raise ToolError("bad_argument", "channels: only EEG channels can be interpolated", argument="channels")
+    if len(eeg) - len(set(picks)) < 3:
+        raise ToolError("bad_argument", "channels: too few good EEG channels are left to interpolate from", argument="channels")
+    types = ["eeg" if i in eeg else "misc" for i in range(len(sig.ch_names))]
+    raw = mne.io.RawArray(sig.data * 1e-6, mne.create_info(list(sig.ch_names), sig.sfreq, types), verbose="ERROR")
+    raw.set_montage(layout, on_missing="ignore", verbose="ERROR")
+    raw.info["bads"] = [sig.ch_names[i] for i in dict.fromkeys(picks)]
+    raw.interpolate_bads(reset_bads=True, mode=mode, origin="auto" if origin == "auto" else (0.0, 0.0, 0.0),
+                         verbose="ERROR")
+    out = sig.derive(raw.get_data() * 1e6, f"interpolated {raw.info['bads'] or channels} ({montage})")
+    return {"signal": New("views", "sig", out), "interpolated": [sig.ch_names[i] for i in dict.fromkeys(picks)]}
+
+
+def standard_label(name: str) -> str:
+    """10-10 spelling of an electrode label: dots and spaces removed, upper case except the
+    'p' of a leading 'Fp' and a final 'z' ('Fc5.' -> 'FC5', 'Fpz.' -> 'Fpz', 'Iz..' -> 'Iz')."""
+    text = re.sub(r"[.\s]", "", name).upper()
+    if text.startswith("FP"):
+        text = "Fp" + text[2:]
+    if text.endswith("Z") and len(text) > 1:
+        text = text[:-1] + "z"
+    return text
+
+
+@tool("preparation")
+def standardize_channel_names(source: str, mapping: dict[str, str] | None = None) -> dict[str, object]:
+    """Rename channels: by an explicit mapping, or to 10-10 spelling.
+
+    Without a mapping every label is rewritten: dots and spaces removed, letters upper case
+    except the 'p' of a leading 'Fp' and a final 'z' (e.g. "Fc5." -> "FC5", "Fpz." -> "Fpz",
+    "Afz." -> "AFz", "Iz.." -> "Iz"). The channel order does not change.
+
+    Parameters
+    ----------
+    source : str
+        Id of a signal.
+    mapping : dict of str to str, optional
+        Old name -> new name; channels not named keep their names.
+    """
+    sig = refs.signal(source)
+    if mapping:
+        refs.channel_indices(sig.ch_names, list(mapping), "mapping")
+        new = [mapping.get(name, name) for name in sig.ch_names]
+    else:
+        new = [standard_label(name) for name in sig.ch_names]
+    if len(set(new)) != len(new) or any(not n for n in new):
+        raise ToolError("bad_argument", "mapping: the new names are empty or not unique", argument="mapping")
+    renamed = {old: n for old, n in zip(sig.ch_names, new) if old != n}
+    out = sig.derive(sig.data, f"renamed {len(renamed)} channels", ch_names=new)
+    return {"signal": New("views", "sig", out), "renamed": renamed}
+
+
+@tool("preparation")
+def linear_rescale(source: str, gain: float, offset: float = 0.0, channels: list[str] | None = None) -> dict[str, object]:
+    """Rescale channels linearly: y = gain * x + offset (e.g. raw ADC counts to microvolts).
+
+    Parameters
+    ----------
+    source : str
+        Id of a signal.
+    gain : float
+        Factor applied to every sample.
+    offset : float, optional
+        Added after the factor.
+    channels : list of str, optional
+        Channels to rescale (default all); the others pass unchanged.
+    """
+    sig = refs.signal(source)
+    if not np.isfinite(gain) or not np.isfinite(offset):
+        raise ToolError("bad_argument", "gain/offset: must be finite numbers", argument="gain")
+    picks = refs.channel_indices(sig.ch_names, channels)
+    data = sig.data.astype(float, copy=True)
+    data[picks] = gain * data[picks] + offset
+    return {"signal": New("views", "sig", sig.derive(data, f"rescaled {gain:g} x + {offset:g}"))}
+
+
+# ----------------------------------------------------------------------------- segmentation
+
+
+@tool("segmentation")
+def drop_epochs_in_spans(epochs: str, spans: str, label_prefix: str | None = None, labels: list[str] | None = None,
+                         label_column: str = "trial_type", onset_column: str = "onset",
+                         duration_column: str = "duration", ignore_case: bool = True) -> dict[str, object]:
+    """Drop the epochs that overlap selected spans of an annotation table (e.g. bad segments).
+
+    A selected row covers [onset, onset + duration] seconds; an epoch covering [start, end)
+    seconds (start = its onset plus its first time, end = start + its number of samples / rate)
+    overlaps it when onset < end and onset + duration > start (so a zero-length span at an
+    epoch's first instant does not count). Rows are selected by a label prefix, by exact labels,
+    or both (either matching).
+
+    Parameters
+    ----------
+    epochs : str
+        Id of epochs.
+    spans : str
+        Id of a table with onset, duration and label columns (read_table, read_annotations).
+    label_prefix : str, optional
+        Select rows whose label starts with this text (e.g. "bad").
+    labels : list of str, optional
+        Select rows whose label is one of these.
+    label_column : str, optional
+        The label column ("trial_type" in BIDS events, "label" in read_annotations tables).
+    onset_column : str, optional
+        The onset column, in seconds from the recording's start ("onset" or "onset_s").
+    duration_column : str, optional
+        The duration column, in seconds ("duration" or "duration_s").
+    ignore_case : bool, optional
+        Compare labels without regard to letter case.
+    """
+    ep = refs.epochs(epochs)
+    frame = refs.table(spans, "spans").frame
+    for name, argument in ((label_column, "label_column"), (onset_column, "onset_column"), (duration_column, "duration_column")):
+        if name not in frame.columns:
+            raise ToolError("bad_argument", f"{argument}: no column {name!r}; columns: {list(frame.columns)}", argument=argument)
+    if label_prefix is None and not labels:
+        raise ToolError("bad_argument", "label_prefix/labels: select the spans by a prefix or by labels", argument="label_prefix")
+    text = frame[label_column].astype(str)
+    if ignore_case:
+        text = text.str.lower()
+    chosen = pd.Series(False, index=frame.index)
+    if label_prefix is not None:
+        chosen |= text.str.startswith(label_prefix.lower() if ignore_case else label_prefix)
+    if labels:
+        chosen |= text.isin({w.lower() if ignore_case else w for w in labels})
+    onsets = pd.to_numeric(frame.loc[chosen, onset_column], errors="coerce").to_numpy(float)
+    durations = pd.to_numeric(frame.loc[chosen, duration_column], errors="coerce").to_numpy(float)
+    if not (np.isfinite(onsets).all() and np.isfinite(durations).all()):
+        raise ToolError("bad_argument", "onset_column/duration_column: non-numeric values in the selected rows", argument="onset_column")
+    starts = ep.onsets_s + (ep.times[0] if len(ep.times) else 0.0)
+    ends = starts + ep.data.shape[2] / ep.sfreq
+    hit = ((onsets[None, :] < ends[:, None]) & (onsets[None, :] + durations[None, :] > starts[:, None])).any(axis=1) \
+        if len(onsets) else np.zeros(len(starts), bool)
+    kept = _subset(ep, ~hit, f"dropped {int(hit.sum())} epochs overlapping {int(chosen.sum())} spans")
+    return {"epochs": New("views", "ep", kept), "dropped": int(hit.sum()), "kept": int((~hit).sum()),
+            "spans_selected": int(chosen.sum())}
+
+
+@tool("segmentation")
+def reject_epochs_ptp(epochs: str, ptp_uv: float, channels: list[str | list[str]] | None = None) -> dict[str, object]:
+    """Drop the epochs whose peak-to-peak amplitude (max - min within the epoch) exceeds a limit on any channel considered.
+
+    Parameters
+    ----------
+    epochs : str
+        Id of epochs.
+    ptp_uv : float
+        The limit in µV; an epoch is dropped when its peak-to-peak is strictly above it.
+    channels : list of str or lists of str, optional
+        The channels considered (default all); nested lists (channel groups) are joined.
+    """
+    ep = refs.epochs(epochs)
+    if ptp_uv <= 0:
+        raise ToolError("bad_argument", "ptp_uv: must be positive", argument="ptp_uv")
+    flat = None if channels is None else [n for item in channels for n in ([item] if isinstance(item, str) else item)]
+    picks = sorted(set(refs.channel_indices(ep.ch_names, flat)))
+    if not len(ep.data):
+        raise ToolError("bad_argument", "epochs: there are no epochs", argument="epochs")
+    bad = (np.ptp(ep.data[:, picks, :], axis=2) > ptp_uv).any(axis=1)
+    kept = _subset(ep, ~bad, f"rejected {int(bad.sum())} epochs with peak-to-peak > {ptp_uv:g} uV")
+    return {"epochs": New("views", "ep", kept), "dropped": int(bad.sum()), "kept": int((~bad).sum())}
+
+
+def _subset(ep: Epochs, keep: np.ndarray, what: str) -> Epochs:
+    return Epochs(ep.data[keep], ep.sfreq, list(ep.ch_names), list(ep.ch_types), ep.times, ep.onsets_s[keep],
+                  [label for label, k in zip(ep.labels, keep) if k], ep.history + [what])
+
+
+# ----------------------------------------------------------------------------- features
+
+
+@tool("features")
+def channel_max_correlation(source: str, channels: list[str] | None = None) -> dict[str, object]:
+    """Per channel, the largest absolute Pearson correlation with any other channel, and that channel.
+
+    A flat channel (zero variance) correlates with nothing: its value is 0.
+
+    Parameters
+    ----------
+    source : str
+        Id of a signal.
+    channels : list of str, optional
+        The channels compared with each other (default all; at least two).
+    """
+    sig = refs.signal(source)
+    picks = refs.channel_indices(sig.ch_names, channels)
+    if len(picks) < 2:
+        raise ToolError("bad_argument", "channels: at least two channels are needed", argument="channels")
+    x = sig.data[picks]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        corr = np.corrcoef(x)
+    corr = np.nan_to_num(np.abs(corr), nan=0.0)
+    np.fill_diagonal(corr, -1.0)
+    best = corr.argmax(axis=1)
+    names = [sig.ch_names[i] for i in picks]
+    value = {name: {"max_abs_r": float(max(corr[k, best[k]], 0.0)), "partner": names[best[k]]}
+             for k, name in enumerate(names)}
+    return {"correlation": result("max_correlation", value)}
+
+
+@tool("features")
+def epoch_region_band_power(epochs: str, band: list[float], regions: dict[str, list[str]],
+                            method: Estimator = "welch", segment_s: float = 1.0, overlap: float = 0.5,
+                            window: str = "hann", bandwidth_hz: float | None = None, decibels: bool = True,
+                            difference: list[str] | None = None, time_column: str = "epoch_start_s") -> dict[str, object]:
+    """Band power of every epoch and channel, averaged over channel groups, as a table with one row per epoch.
+
+    Each epoch's PSD (µV²/Hz; demeaned): Welch (scipy.signal.welch, nperseg = round(segment_s *
+    sfreq), noverlap = floor(nperseg * overlap)), a periodogram with `window`, or mne's multitaper
+    (full normalisation, bandwidth_hz). Band power is the area under the PSD over low <= f <= high
+    (trapezoidal rule). With decibels each channel's power becomes 10 log10(power) before the
+    channels of a group are averaged. Columns: time_column (the epoch's start, seconds from the
+    recording's start), "<group>_db" (or "<group>_power"), and with `difference` = [a, b] a
+    column "difference_db" (or "difference_power") = a - b.
+
+    Parameters
+    ----------
+    epochs : str
+        Id of epochs.
+    band : list of float
+        [low, high] in Hz.
+    regions : dict of str to list of str
+        Group name -> its channels, e.g. {"left": ["C3", "CP3"], "right": ["C4", "CP4"]}.
+    method : str, optional
+        "welch", "periodogram" or "multitaper".
+    segment_s : float, optional
+        Welch segment length in seconds.
+    overlap : float, optional
+        Welch overlap as a fraction of the segment.
+    window : str, optional
+        Welch/periodogram window (scipy.signal.get_window name).
+    bandwidth_hz : float, optional
+        Multitaper bandwidth (default mne's).
+    decibels : bool, optional
+        Average 10 log10 of each channel's power (True) or the power itself.
+    difference : list of str, optional
+        Two group names [a, b]: add the per-epoch difference a - b.
+    time_column : str, optional
+        Name of the column holding each epoch's start.
+    """
+    from scipy import signal as sps
+
+    ep = refs.epochs(epochs)
+    if len(band) != 2 or not band[0] < band[1]:
+        raise ToolError("bad_argument", "band: expected [low, high] with low < high", argument="band")
+    if not regions:
+        raise ToolError("bad_argument", "regions: name at least one group of channels", argument="regions")
+    if difference is not None and (len(difference) != 2 or any(d not in regions for d in difference)):
+        raise ToolError("bad_argument", "difference: expected two of the group names", argument="difference")
+    if not len(ep.data):
+        raise ToolError("bad_argument", "epochs: there are no epochs", argument="epochs")
+    groups = {name: refs.channel_indices(ep.ch_names, chans, "regions") for name, chans in regions.items()}
+    used = sorted({i for idx in groups.values() for i in idx})
+    x = ep.data[:, used, :]
+    x = x - x.mean(axis=-1, keepdims=True)
+    n = x.shape[-1]
+    if method == "welch":
+        nperseg = int(round(segment_s * ep.sfreq))
+        if not 1 < nperseg <= n:
+            raise ToolError("out_of_range", f"segment_s: {nperseg} samples, the epochs have {n}", argument="segment_s")
+        freqs, psd = sps.welch(x, fs=ep.sfreq, window=window, nperseg=nperseg, noverlap=int(nperseg * overlap),
+                               detrend="constant", axis=-1)
+    elif method == "periodogram":
+        freqs, psd = sps.periodogram(x, fs=ep.sfreq, window=window, detrend="constant", axis=-1)
+    else:
+        import mne
+
+        psd, freqs = mne.time_frequency.psd_array_multitaper(x, ep.sfreq, bandwidth=bandwidth_hz, normalization="full",
+                                                             verbose="ERROR")
+    inside = (freqs >= band[0]) & (freqs <= band[1])
+    if inside.sum() < 2:
+        raise ToolError("out_of_range", f"band: fewer than two frequency bins in {band} Hz", argument="band")
+    power = np.trapezoid(psd[..., inside], freqs[inside], axis=-1)
+    values = 10 * np.log10(power) if decibels else power
+    suffix = "_db" if decibels else "_power"
+    column = {i: k for k, i in enumerate(used)}
+    starts = ep.onsets_s + (ep.times[0] if len(ep.times) else 0.0)
+    frame = pd.DataFrame({time_column: starts})
+    for name, idx in groups.items():
+        frame[f"{name}{suffix}"] = values[:, [column[i] for i in idx]].mean(axis=1)
+    if difference is not None:
+        frame[f"difference{suffix}"] = frame[f"{difference[0]}{suffix}"] - frame[f"{difference[1]}{suffix}"]
+    means = {col: float(frame[col].mean()) for col in frame.columns if col != time_column}
+    return {"table": New("results", "tab", Table(frame, "features", {"band": list(band), "method": method})),
+            "means": result("column_means", means, n_epochs=len(frame))}
+
+
+@tool("features")
+def signal_quality_summary(source: str, ptp_uv: float, piece_s: float = 1.0, clip_uv: float | None = None,
+                           flat_sd_uv: float | None = None, max_bad_pct: float | None = None,
+                           line_band: list[float] | None = None, reference_band: list[float] | None = None,
+                           segment_s: float = 2.0, channels: list[str] | None = None) -> dict[str, object]:
+    """Quality figures of each channel of a signal: spread, clipping, bad pieces, a verdict and a line-noise ratio.
+
+    Per channel: sd_uv (standard deviation, ddof 0); clipped_pct (percentage of samples with
+    |x| >= clip_uv); the signal cut into consecutive pieces of piece_s seconds from its first
+    sample (whole pieces only), a piece being bad when its peak-to-peak exceeds ptp_uv or it holds
+    a clipped sample: n_pieces, bad_pieces, bad_pct; the verdict "flat" when sd_uv < flat_sd_uv,
+    else "artefact" when bad_pct > max_bad_pct, else "usable" (usable = 1 or 0); and
+    line_noise_db = 10 log10(power in line_band / power in reference_band), band powers being
+    areas under the Welch PSD of the demeaned channel (Hann, segment_s, 50% overlap, trapezoidal rule).
+
+    Parameters
+    ----------
+    source : str
+        Id of a signal.
+    ptp_uv : float
+        Peak-to-peak limit of a piece in µV.
+    piece_s : float, optional
+        Piece length in seconds.
+    clip_uv : float, optional
+        A sample with |x| at or above this is clipped (default: no clipping test).
+    flat_sd_uv : float, optional
+        Standard deviation below which a channel is "flat" (default: no flat test).
+    max_bad_pct : float, optional
+        Largest share of bad pieces (percent) of a "usable" channel (default 100: never "artefact").
+    line_band : list of float, optional
+        [low, high] of the line-noise band in Hz (default [48, 52]).
+    reference_band : list of float, optional
+        [low, high] of the reference band in Hz (default [1, 45]).
+    segment_s : float, optional
+        Welch segment length in seconds for the line-noise ratio.
+    channels : list of str, optional
+        Only these channels (default all).
+    """
+    from scipy import signal as sps
+
+    sig = refs.signal(source)
+    picks = refs.channel_indices(sig.ch_names, channels)
+    length = int(round(piece_s * sig.sfreq))
+    if length < 2 or length > sig.n_samples:
+        raise ToolError("out_of_range", f"piece_s: {length} samples for a signal of {sig.n_samples}", argument="piece_s")
+    nperseg = int(round(segment_s * sig.sfreq))
+    if not 1 < nperseg <= sig.n_samples:
+        raise ToolError("out_of_range", f"segment_s: {nperseg} samples for a signal of {sig.n_samples}", argument="segment_s")
+    line = _band(line_band or [48.0, 52.0], "line_band")
+    reference = _band(reference_band or [1.0, 45.0], "reference_band")
+    n_pieces = sig.n_samples // length
+    value: dict[str, Any] = {}
+    for i in picks:
+        x = sig.data[i]
+        clipped = np.abs(x) >= clip_uv if clip_uv is not None else np.zeros(len(x), bool)
+        pieces = x[: n_pieces * length].reshape(n_pieces, length)
+        bad = (np.ptp(pieces, axis=1) > ptp_uv) | clipped[: n_pieces * length].reshape(n_pieces, length).any(axis=1)
+        sd = float(x.std())
+        bad_pct = 100.0 * float(bad.sum()) / n_pieces
+        verdict = "flat" if flat_sd_uv is not None and sd < flat_sd_uv else \
+            "artefact" if max_bad_pct is not None and bad_pct > max_bad_pct else "usable"
+        freqs, psd = sps.welch(x - x.mean(), fs=sig.sfreq, window="hann", nperseg=nperseg, noverlap=nperseg // 2)
+        ratio = _area(freqs, psd, line, "line_band") / _area(freqs, psd, reference, "reference_band")
+        value[sig.ch_names[i]] = {"sd_uv": sd, "clipped_pct": 100.0 * float(clipped.mean()), "n_pieces": int(n_pieces),
+                                  "bad_pieces": int(bad.sum()), "bad_pct": bad_pct, "verdict": verdict,
+                                  "usable": int(verdict == "usable"),
+                                  "line_noise_db": float(10 * np.log10(ratio)) if ratio > 0 else None}
+    return {"quality": result("signal_quality", value, ptp_uv=ptp_uv, piece_s=piece_s)}
+
+
+def _band(band: list[float], argument: str) -> tuple[float, float]:
+    if len(band) != 2 or not band[0] < band[1]:
+        raise ToolError("bad_argument", f"{argument}: expected [low, high] with low < high", argument=argument)
+    return float(band[0]), float(band[1])
+
+
+def _area(freqs: np.ndarray, psd: np.ndarray, band: tuple[float, float], argument: str) -> float:
+    inside = (freqs >= band[0]) & (freqs <= band[1])
+    if inside.sum() < 2:
+        raise ToolError("out_of_range", f"{argument}: fewer than two frequency bins in {list(band)} Hz", argument=argument)
+    return float(np.trapezoid(psd[inside], freqs[inside]))
+
+
+# ----------------------------------------------------------------------------- statistics
+
+
+@tool("statistics")
+def paired_difference_test(table: str, column_a: str, column_b: str | None = None,
+                           test: Literal["wilcoxon", "t"] = "wilcoxon", alpha: float = 0.05) -> dict[str, object]:
+    """Test whether paired values differ (or one column is centred on zero), two-sided, across the rows of a table.
+
+    "wilcoxon" is scipy.stats.wilcoxon with its defaults on column_a - column_b (or on column_a);
+    "t" is scipy.stats.ttest_rel (or ttest_1samp against 0). Also gives the means and the
+    mean difference; significant = p_value < alpha.
+
+    Parameters
+    ----------
+    table : str
+        Id of a table with one row per pair (e.g. per epoch).
+    column_a : str
+        The first column (or the differences themselves when column_b is omitted).
+    column_b : str, optional
+        The second column.
+    test : str, optional
+        "wilcoxon" (signed-rank) or "t" (paired t-test).
+    alpha : float, optional
+        Significance level.
+    """
+    from scipy import stats
+
+    frame = refs.table(table).frame
+    for name, argument in ((column_a, "column_a"), (column_b, "column_b")):
+        if name is not None and name not in frame.columns:
+            raise ToolError("bad_argument", f"{argument}: no column {name!r}; columns: {list(frame.columns)}", argument=argument)
+    a = pd.to_numeric(frame[column_a], errors="coerce").to_numpy(float)
+    b = pd.to_numeric(frame[column_b], errors="coerce").to_numpy(float) if column_b is not None else np.zeros_like(a)
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ToolError("bad_argument", "column_a/column_b: non-numeric or missing values", argument="column_a")
+    if len(a) < 2 or not 0 < alpha < 1:
+        raise ToolError("bad_argument", "table/alpha: need at least two rows and 0 < alpha < 1", argument="alpha")
+    d = a - b
+    if test == "wilcoxon":
+        if not np.any(d):
+            raise ToolError("bad_argument", "column_a/column_b: every difference is zero", argument="column_a")
+        res = stats.wilcoxon(d)
+    else:
+        res = stats.ttest_rel(a, b) if column_b is not None else stats.ttest_1samp(a, 0.0)
+    p = float(res.pvalue)
+    value = {"n": int(len(d)), "mean_a": float(a.mean()), "mean_b": float(b.mean()) if column_b is not None else None,
+             "mean_difference": float(d.mean()), "statistic": float(res.statistic), "p_value": p,
+             "significant": bool(p < alpha)}
+    return {"test": result("paired_test", value, test=test, alpha=alpha)}
+
+
+@tool("statistics")
+def collect_named_results(results: dict[str, str], channel: str | None = None, label_column: str = "name",
+                          extra_columns: dict[str, dict[str, str | float]] | None = None,
+                          rename: dict[str, str] | None = None) -> dict[str, object]:
+    """Gather several results under names into one per-name result and one table (one row per name).
+
+    Each result is a record of numbers or labels, or a per-channel result ({channel: record});
+    for the latter the record of `channel` (or of the only channel) is taken. The table has the
+    label column first, then every record field (renamed as asked), then the extra columns.
+
+    Parameters
+    ----------
+    results : dict of str to str
+        Name -> result id, e.g. {"W1": "res4", "W2": "res9"} (rows keep this order).
+    channel : str, optional
+        Which channel's record to take from per-channel results.
+    label_column : str, optional
+        Name of the table's first column, holding the names.
+    extra_columns : dict of str to dict of str to str or float, optional
+        Column -> {name: value}: more columns for the table, e.g. {"file": {"W1": "a.h5"}}.
+    rename : dict of str to str, optional
+        Record field -> new field name (in the per-name result and the table).
+    """
+    if not results:
+        raise ToolError("bad_argument", "results: name at least one result", argument="results")
+    records: dict[str, dict[str, Any]] = {}
+    for name, entry_id in results.items():
+        value = refs.result_value(entry_id, "results")
+        if not isinstance(value, dict) or not value:
+            raise ToolError("wrong_kind", f"results: {entry_id} is not a record", argument="results")
+        nested = all(isinstance(v, dict) for v in value.values())
+        if nested:
+            if channel is None and len(value) != 1:
+                raise ToolError("bad_argument", f"channel: {entry_id} holds {list(value)[:8]}; name one", argument="channel")
+            key = channel if channel is not None else next(iter(value))
+            if key not in value:
+                raise ToolError("unknown_channel", f"channel: {entry_id} has no {key!r}", argument="channel")
+            value = value[key]
+        records[name] = {(rename or {}).get(k, k): v for k, v in value.items()}
+    frame = pd.DataFrame([{label_column: name, **record} for name, record in records.items()])
+    for column, cells in (extra_columns or {}).items():
+        missing = [name for name in records if name not in cells]
+        if missing:
+            raise ToolError("bad_argument", f"extra_columns: {column!r} lacks {missing}", argument="extra_columns")
+        frame[column] = [cells[name] for name in records]
+    return {"collected": result("collected", records), "table": New("results", "tab", Table(frame, "features"))}
