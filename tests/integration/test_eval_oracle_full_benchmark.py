@@ -69,10 +69,11 @@ def test_show_prints_code_observation_and_score(oracle_run, oracle_sample):
     assert missing.returncode == 2 and "no-such-case" in missing.stderr
 
 
-def test_replay_of_the_oracle_run_scores_the_same(oracle_run):
+def test_replay_of_the_oracle_run_scores_the_same(oracle_run, oracle_sample):
     ev, _ = oracle_run
-    proc = ev("eval", "--model", f"replay:{ev.runs_dir / 'oracle'}", "--set", "fa_alpha_relpower", "--run", "replay")
+    cases = [c for c in oracle_sample if c.startswith("fa_alpha_relpower-")]  # the instances the run played
+    proc = ev("eval", "--model", f"replay:{ev.runs_dir / 'oracle'}", "--set", ",".join(cases), "--run", "replay")
     assert proc.returncode == 0, proc.stderr[-3000:]
     replayed = {r["case_id"]: (r["status"], r["score"]) for r in ev.results("replay")}
     original = {r["case_id"]: (r["status"], r["score"]) for r in ev.results("oracle") if r["case_id"] in replayed}
-    assert len(replayed) >= 5 and replayed == original
+    assert sorted(replayed) == cases and len(cases) >= 3 and replayed == original
