@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+RAY_STAMP := $(VENV)/.ray-installed
 
 MODEL    ?=
 PARADIGM ?= codeact
@@ -22,7 +23,7 @@ EVAL_ARGS ?=
 RUNS     ?=
 REPORT_ARGS ?=
 
-.PHONY: setup data truth truth-check plans eval report test test-fast lint bench clean docker image browser chaos
+.PHONY: setup ray data truth truth-check plans eval report test test-fast lint bench clean docker image browser chaos
 
 setup: $(STAMP)
 
@@ -32,6 +33,13 @@ $(STAMP): pyproject.toml kernel_image/requirements.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r kernel_image/requirements.txt -e '.[test,local-llm]'
 	touch $(STAMP)
+
+# Ray, for EXECUTOR=ray and the tests (not needed by a thread-pool run).
+ray: $(RAY_STAMP)
+
+$(RAY_STAMP): $(STAMP)
+	$(PY) -m pip install -q -e '.[ray]'
+	touch $(RAY_STAMP)
 
 data: setup
 	$(PY) -m runner.cli data
@@ -46,7 +54,7 @@ truth-check: data
 plans: data
 	$(PY) -m runner.cli plans check
 
-eval: data
+eval: data $(if $(filter ray,$(EXECUTOR)),ray)
 	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --epochs $(EPOCHS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
 		$(if $(EXECUTOR),--executor '$(EXECUTOR)') \
 		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') \
@@ -60,7 +68,7 @@ report: setup
 
 # Docker is not optional for the tests: the conformance suite runs on both backends, and the
 # HTML report is opened in a real browser (Debian's Chromium).
-test: lint data image browser
+test: lint data image browser ray
 	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
 
 # The edit loop: unit tests only (no sandbox, no Docker, no root).
@@ -88,7 +96,7 @@ browser:
 image: setup docker
 	PYTHON=$(PY) sh kernel_image/build.sh
 
-bench: data image
+bench: data image ray
 	$(PY) -m runner.bench
 
 clean:

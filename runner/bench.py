@@ -28,12 +28,14 @@ from runner.run.store import RunStore
 from runner.sandbox import backend_names, get_backend
 from runner.sandbox.base import SandboxSpec
 from runner.settings import SandboxLimits
+from validation.instance import Instance
 
 STARTS = 8
 CELLS = 50
 ORACLE_SET = ["sa_sleep_metrics"]
 THROUGHPUT_SET = ["sa_sleep_metrics"]
 THROUGHPUT_JOBS = (1, 2, 4)
+EXECUTOR_JOBS = 2  # both cores: one sandbox slot each
 
 
 ENV = Environment.from_os()
@@ -60,9 +62,11 @@ def sandbox_figures(backend_name: str = "local") -> dict[str, float]:
     return {"start_to_first_result_s": statistics.median(starts), "trivial_cell_round_trip_ms": 1000 * statistics.median(trips)}
 
 
-def _oracle_run(config: RunConfig) -> tuple[Scheduler, RunStore, float]:
-    """One oracle run in a temporary runs directory; returns its scheduler, store and wall time."""
-    instances = catalog.select(catalog.load_all(), config.selection)
+def _oracle_run(config: RunConfig, instances: list[Instance] | None = None) -> tuple[Scheduler, RunStore, float]:
+    """One oracle run (of the config's selection, unless `instances` are given) in a
+    temporary runs directory; returns its scheduler, store and wall time."""
+    if instances is None:
+        instances = catalog.select(catalog.load_all(), config.selection)
     runs = Path(tempfile.mkdtemp(prefix="eegbench-bench-"))
     store = RunStore(runs / config.run_id)
     with run_parts(config, ENV, ENV.paths.data_root, Console(quiet=True)) as (parts, _):
@@ -112,6 +116,36 @@ def oracle_throughput(backend_name: str, jobs: int, warm_pool: bool) -> dict[str
     }
 
 
+def executor_figures() -> dict[str, object]:
+    """Thread pool against Ray (a local cluster started for the run, as without RAY_ADDRESS)
+    on THROUGHPUT_SET with the local sandbox, measured back to back. Ray's fixed cost is a run
+    of no instance (start the cluster, pre-flight, start the actors); its per-instance
+    overhead is the median time from dispatch to recorded result beyond the worker's own
+    instance time."""
+    figures: dict[str, object] = {}
+    walls: dict[str, float] = {}
+    count = 0
+    for executor in ("threads", "ray"):
+        config = RunConfig(run_id=f"bench-{executor}", model="oracle", selection=THROUGHPUT_SET,
+                           jobs=EXECUTOR_JOBS, executor=executor)
+        scheduler, store, walls[executor] = _oracle_run(config)
+        records = store.results()
+        overheads = getattr(scheduler.parts.executor, "overheads_s", None)
+        if overheads:
+            figures["ray_overhead_per_instance_s"] = statistics.median(overheads)
+        count = len(records)
+        shutil.rmtree(store.root.parent, ignore_errors=True)
+        figures[f"{executor}_instances_per_min"] = 60 * count / walls[executor]
+        figures[f"{executor}_solutions"] = f"{sum(r.score == 100.0 for r in records)}/{count}"
+    empty = RunConfig(run_id="bench-ray-empty", model="oracle", jobs=EXECUTOR_JOBS, executor="ray")
+    _, store, startup = _oracle_run(empty, [])
+    shutil.rmtree(store.root.parent, ignore_errors=True)
+    figures["ray_fixed_cost_s"] = startup
+    figures["ray_instances_per_min_after_start"] = 60 * count / (walls["ray"] - startup)
+    figures["ray_over_threads_throughput"] = walls["threads"] / walls["ray"]
+    return figures
+
+
 def backend_figures(name: str) -> dict[str, object]:
     """Every figure of one backend."""
     figures: dict[str, object] = {**sandbox_figures(name), **oracle_overhead(name)}
@@ -150,6 +184,14 @@ def main() -> None:
     for key, value in tools.items():
         tools_table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
     Console().print(tools_table)
+    executors = executor_figures()
+    executors_table = Table(title=f"executors: oracle over {', '.join(THROUGHPUT_SET)}, local sandbox, "
+                                  f"jobs {EXECUTOR_JOBS}, one run each")
+    executors_table.add_column("measure")
+    executors_table.add_column("value", justify="right")
+    for key, figure in executors.items():
+        executors_table.add_row(key, f"{figure:.3f}" if isinstance(figure, float) else str(figure))
+    Console().print(executors_table)
     report = report_build_time(ENV)
     report_table = Table(title="eegbench report --html over two runs of every catalog instance (goal: total < 30 s)")
     report_table.add_column("measure")
@@ -157,7 +199,7 @@ def main() -> None:
     for key, value in report.items():
         report_table.add_row(key, f"{value:.3f}")
     Console().print(report_table)
-    print(json.dumps({"backends": results, "eegtools": tools, "report": report}, indent=2))
+    print(json.dumps({"backends": results, "executors": executors, "eegtools": tools, "report": report}, indent=2))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ from rich.console import Console
 from runner import catalog, log
 from runner.agentbench.adapters import ADAPTERS
 from runner.config import RunConfig, check_run_id, default_run_id
+from runner.models import request_body
+from runner.models.request_body import MAX_TOKENS_FIELDS, REASONING_EFFORTS
 from runner.models.spec import BadModelSpec, ModelSpec
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
@@ -160,11 +162,27 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--cpus", type=float, default=r.cpus)
     p.add_argument("--workspace-mb", type=int, default=r.workspace_mb,
                    help="size of /workspace's own file system (0: unbounded); a cell writing past it gets ENOSPC")
-    p.add_argument("--temperature", type=float, default=m.temperature)
+    p.add_argument("--max-instance-tokens", type=int, default=c.max_instance_tokens, metavar="N",
+                   help="prompt + completion tokens per instance, summed over its turns; reaching it ends the "
+                        "instance as token_limit (scored as produced). Default: no ceiling")
+    p.add_argument("--temperature", type=_temperature, default=m.temperature,
+                   help="sampling temperature; none: not sent (models that accept only their default)")
     p.add_argument("--max-tokens", type=int, default=m.max_tokens, help="default: 2048 (openai), 512 (local)")
+    p.add_argument("--max-tokens-field", default=m.max_tokens_field, choices=list(MAX_TOKENS_FIELDS),
+                   help="the request field --max-tokens goes in (newer OpenAI models: max_completion_tokens)")
     p.add_argument("--stop", action="append", default=None, help="stop sequence (repeatable)")
+    p.add_argument("--reasoning-effort", default=m.reasoning_effort, choices=list(REASONING_EFFORTS),
+                   help="sent as reasoning_effort (OpenRouter: reasoning.effort); default: not sent. "
+                        "BrainBench ran with reasoning off: none reproduces it")
+    p.add_argument("--model-arg", action="append", default=None, metavar="KEY=VALUE",
+                   help="extra request field for the endpoint, VALUE as JSON else text, e.g. top_p=0.9 (repeatable)")
     p.add_argument("--model-timeout", type=float, default=m.timeout_s)
     p.add_argument("--model-retries", type=int, default=m.max_retries)
+    p.add_argument("--max-connections", type=int, default=m.max_connections, metavar="N",
+                   help="requests in flight at once to the model's endpoint, over all jobs")
+    p.add_argument("--rpm", type=int, default=m.rpm, metavar="N", help="requests per minute to the endpoint (default: no limit)")
+    p.add_argument("--tpm", type=int, default=m.tpm, metavar="N",
+                   help="tokens per minute to the endpoint, prompt + completion (default: no limit)")
     _scoring_options(p)
     p.add_argument("--cases", default=None, metavar="DIR",
                    help="run BrainBench-format case files from DIR instead of the built-in benchmark")
@@ -204,14 +222,11 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
                 max_tool_calls=args.max_tool_calls, tool_budget_tokens=args.tool_budget,
                 tool_calling=args.tool_calling, max_objectives=args.max_objectives,
                 max_planning_rounds=args.max_planning_rounds, state_summary_chars=args.state_summary,
+                max_instance_tokens=args.max_instance_tokens,
             ),
             resources=ResourceLimits(memory_mb=args.memory_mb, pids=args.pids, cpus=args.cpus,
                                      workspace_mb=args.workspace_mb),
-            model_settings=ModelSettings(
-                temperature=args.temperature, max_tokens=args.max_tokens,
-                stop=tuple(args.stop) if args.stop else None,
-                timeout_s=args.model_timeout, max_retries=args.model_retries,
-            ),
+            model_settings=_model_settings(args),
             scoring=ScoringSettings(parser=args.parser, parser_model=args.parser_model,
                                     judge=args.judge, vlm_judge=args.vlm_judge),
             cases_dir=str(Path(args.cases).resolve()) if args.cases else None,
@@ -219,6 +234,31 @@ def config_from_args(args: argparse.Namespace, model: str) -> RunConfig:
         )
     except ValidationError as exc:
         raise UserError(f"eval: {settings_problems(exc)}") from None
+
+
+def _temperature(text: str) -> float | None:
+    """--temperature: a number, or none (the field is then not sent)."""
+    if text.strip().lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or none, got {text!r}") from None
+
+
+def _model_settings(args: argparse.Namespace) -> ModelSettings:
+    """The generation settings and endpoint limits; --model-arg keys are checked against the
+    fields the other flags set, the error naming the flag."""
+    settings = ModelSettings(
+        temperature=args.temperature, max_tokens=args.max_tokens, max_tokens_field=args.max_tokens_field,
+        stop=tuple(args.stop) if args.stop else None, timeout_s=args.model_timeout,
+        max_retries=args.model_retries, reasoning_effort=args.reasoning_effort,
+        model_args=request_body.model_args_from(args.model_arg),
+        max_connections=args.max_connections, rpm=args.rpm, tpm=args.tpm,
+    )
+    request_body.check_model_args(settings.model_args, request_body.flag_fields(
+        temperature=settings.temperature, stop=settings.stop, reasoning_effort=settings.reasoning_effort))
+    return settings
 
 
 def settings_problems(exc: ValidationError) -> str:

@@ -89,8 +89,9 @@ class RunConfig(BaseModel):
         return sandbox_limits(self.resources, self.controls)
 
     def resume_key(self) -> dict[str, Any]:
-        """Settings that must match for a rerun to resume this run (how it is executed may
-        change, and so may the number of epochs: a rerun with more extends the run)."""
+        """Settings that must match for a rerun to resume this run: the model, its options and
+        its endpoint's limits among them. How it is executed may change, and so may the number
+        of epochs: a rerun with more extends the run."""
         return self.model_dump(mode="json", exclude={"jobs", "warm_pool", "executor", "epochs"})
 
 

@@ -47,7 +47,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
         console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
-            Scheduler(config, store, parts, console).run(instances)
+            Scheduler(config, store, parts, console, variables=endpoint_variables(env)).run(instances)
         except Interrupted as exc:
             console.print(f"[yellow]{exc}; rerun with RUN={config.run_id} to resume")
             return EXIT_INTERRUPTED
@@ -95,6 +95,11 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
         if scorer is not None:
             scorer.close()
         model.close()
+
+
+def endpoint_variables(env: Environment) -> dict[str, str]:
+    """The variables a worker on another machine needs to reach the run's endpoints."""
+    return {k: v for k, v in env.variables.items() if k.startswith(("EEGBENCH_", "OPENAI_"))}
 
 
 def check_sandbox_limits(config: RunConfig, backend: Backend) -> None:

@@ -13,13 +13,15 @@ imports nothing from the harness, so every layer (sandboxes, loops, models) can 
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 ParserMode = Literal["auto", "rules", "llm"]
 PARSER_MODES: tuple[ParserMode, ...] = ("auto", "rules", "llm")
 ToolCalling = Literal["auto", "text"]
+ReasoningEffort = Literal["none", "low", "medium", "high", "xhigh"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]  # the body field of the reply limit
 WORKSPACE_MIN_MB = 16  # ext4 needs a few MB of its own
 
 
@@ -71,18 +73,31 @@ class ControlLimits(ExecutionLimits):
     max_objectives: int = Field(4, ge=1)  # delegations the supervisor may queue in all
     max_planning_rounds: int = Field(16, ge=1)  # per subagent; the last asks for the report
     state_summary_chars: int = Field(4000, ge=200)  # the shared_state view shown each round
+    # Prompt + completion tokens over all of an instance's turns (every paradigm); None: no
+    # ceiling. Checked before each model call, so the reply that crosses it is still acted on.
+    max_instance_tokens: int | None = Field(None, ge=1)
+
 
 
 class ModelSettings(BaseModel):
-    """Generation settings of the evaluated model (the HTTP kinds use them)."""
+    """Generation settings of the evaluated model (the HTTP kinds use them), and the limits
+    on how hard its endpoint is pushed (runner/models/ratelimit.py)."""
 
     model_config = ConfigDict(frozen=True)
 
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: not sent (models that accept only their default)
     max_tokens: int | None = Field(None, ge=1)  # None: the model kind's own default
+    # The body field the reply limit goes in (OpenAI's newer models want max_completion_tokens).
+    max_tokens_field: MaxTokensField = "max_tokens"
     stop: tuple[str, ...] | None = None
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(5, ge=0)
+    # None: not sent, the endpoint's default applies. BrainBench ran with reasoning off ("none").
+    reasoning_effort: ReasoningEffort | None = None
+    model_args: dict[str, Any] = Field(default_factory=dict)  # provider options, sent as given
+    max_connections: int = Field(8, ge=1)  # requests in flight at once, over all jobs
+    rpm: int | None = Field(None, ge=1)  # requests per minute
+    tpm: int | None = Field(None, ge=1)  # tokens per minute (prompt + completion)
 
 
 class ScoringSettings(BaseModel):

@@ -17,6 +17,7 @@ InstanceStatus = Literal[
     "missing_action",
     "max_tool_calls",  # tools paradigm: a tool call past the tool-call ceiling
     "deadline",
+    "token_limit",  # the instance's tokens reached --max-instance-tokens: scored as produced
     "context_exceeded",  # the model's conversation outgrew the endpoint's context: scored as produced
     "refused",  # the endpoint's refusal or content filter ended the reply: scored as produced
     "request_rejected",  # another request error the model's turns caused (4xx): scored as produced
@@ -36,7 +37,7 @@ def starved(duration_s: float, cpu_s: float | None, host_load: float | None) -> 
         return False
     return host_load > OVERLOAD_LOAD and cpu_s < OVERLOAD_CPU_SHARE * duration_s
 
-EventKind = Literal["model_retry", "kernel_restart", "sandbox_failure", "interrupted"]
+EventKind = Literal["model_retry", "kernel_restart", "sandbox_failure", "interrupted", "worker_lost"]
 
 
 class InfraEvent(BaseModel):
@@ -54,6 +55,13 @@ class Usage(BaseModel):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    reasoning_tokens: int | None = None  # part of completion_tokens, when the endpoint says
+
+    def total(self) -> int | None:
+        """Prompt + completion tokens; None when the endpoint reported neither."""
+        if self.prompt_tokens is None and self.completion_tokens is None:
+            return None
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
 
 
 class Observation(BaseModel):
@@ -123,7 +131,7 @@ def usage_by_role(turns: list[Turn]) -> dict[str, Usage]:
     for turn in turns:
         role = turn.role or "model"
         total = totals.setdefault(role, Usage())
-        for name in ("prompt_tokens", "completion_tokens"):
+        for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens"):
             value = getattr(turn.usage, name)
             if value is not None:
                 setattr(total, name, (getattr(total, name) or 0) + value)

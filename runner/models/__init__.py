@@ -47,14 +47,11 @@ def _replay(argument: str | None, env: Environment, settings: ModelSettings) -> 
 
 
 def _openai(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
-    from runner.models.openai_client import OpenAIModel, endpoint_from_env
+    from runner.models.openai_client import OpenAIModel, endpoint_from_env, settings_options
 
     base_url, api_key = endpoint_from_env(env.variables)
-    return OpenAIModel(
-        str(argument), base_url, api_key, temperature=settings.temperature,
-        max_tokens=settings.max_tokens or OPENAI_MAX_TOKENS, stop=list(settings.stop) if settings.stop else None,
-        timeout_s=settings.timeout_s, max_retries=settings.max_retries,
-    )
+    return OpenAIModel(str(argument), base_url, api_key, max_tokens=settings.max_tokens or OPENAI_MAX_TOKENS,
+                       **settings_options(settings))
 
 
 def _local(argument: str | None, env: Environment, settings: ModelSettings) -> Model:

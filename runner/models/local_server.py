@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from runner.fileio import sha256_file
 from runner.models.base import Model, ModelSession
-from runner.models.openai_client import API_KEY_VARS, OpenAIModel
+from runner.models.openai_client import API_KEY_VARS, OpenAIModel, settings_options
 from runner.models.spec import BadModelSpec
 from runner.paths import Paths
 from runner.settings import ModelSettings
@@ -324,12 +324,9 @@ class LocalModel(Model):
             self.gguf.stem,
             base_url + "/v1",
             self.server.api_key,
-            temperature=settings.temperature,
             max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
-            stop=list(settings.stop) if settings.stop else None,
-            timeout_s=settings.timeout_s,
-            max_retries=settings.max_retries,
             use_env_proxy=False,
+            **settings_options(settings),
         )
 
     def session(self, instance: Instance) -> ModelSession:

@@ -6,15 +6,25 @@ failure policy, appendix D: score what the model caused, retry what the infrastr
   truncated or has no choices) are transport trouble: retried with exponential backoff and
   full jitter (honouring Retry-After), then ModelError(transport): infra_error, retried on resume.
 - 401, 403 and 404 (wrong key, base URL or model name), and any 4xx on the run's first
-  request (a parameter the endpoint rejects), are setup errors: the run stops at once.
+  request (a parameter the endpoint rejects), are setup errors: the run stops at once, the
+  message naming the rejected field and the flag that changes it (runner/models/request_body.py).
 - a 400/413 saying the context is exceeded is the model's own growing transcript
   (context_exceeded); a refusal or content-filter stop is the model's (refused); any other
   4xx once the endpoint has answered rejects this conversation, which the model's turns made
   (rejected). All three end the instance with that status and are scored as produced.
+
+Every retried attempt is reported in Completion.retries (the transcript's model_retry events)
+with its error and the wait before the next attempt; a Retry-After (or retry-after-ms) header
+sets the least wait, even past the backoff cap.
+
+Each attempt holds one slot of the endpoint limiter (runner/models/ratelimit.py) for the HTTP
+request only: waiting for a slot or in a backoff holds none.
 The API key is handed to the SDK and never stored, logged or recorded.
 """
 from __future__ import annotations
 
+import email.utils
+import json
 import logging
 import random
 import re
@@ -27,7 +37,10 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
+from runner.models import request_body
 from runner.models.base import Completion, Message, Model, ModelError, ModelFailure, ModelSession, ToolCall
+from runner.models.ratelimit import EndpointLimiter, Limiter
+from runner.settings import ModelSettings
 from runner.transcript import Usage
 from validation.errors import UserError
 from validation.instance import Instance
@@ -43,6 +56,9 @@ CONTEXT_PATTERN = re.compile(
     r"context[_ ]length|context (size|window)|maximum context|too many tokens|prompt is too long|"
     r"exceeds? the (available )?context|input is too long", re.IGNORECASE)
 REFUSAL_PATTERN = re.compile(r"content[_ ](filter|policy|management)|safety system|flagged", re.IGNORECASE)
+RETRY_AFTER_MAX_S = 600.0  # a longer Retry-After is a broken header, not a plan
+LEASE_MARGIN_S = 30.0  # beyond the request timeout, before an unreleased connection is taken back
+CHARS_PER_TOKEN = 4  # the token estimate the tpm budget is charged before the reply says
 
 
 def endpoint_from_env(env: Mapping[str, str]) -> tuple[str, str]:
@@ -80,6 +96,28 @@ def check_base_url(variable: str, url: str) -> str:
     raise UserError(f"{variable}={shown!r}: {problem}, e.g. https://api.openai.com/v1")
 
 
+def limiter_for(settings: ModelSettings) -> EndpointLimiter:
+    """The endpoint limiter of a run's settings; a connection's lease outlasts any request
+    (the client gives up on one after timeout_s)."""
+    return EndpointLimiter(settings.max_connections, settings.rpm, settings.tpm,
+                           lease_s=settings.timeout_s + LEASE_MARGIN_S)
+
+
+def settings_options(settings: ModelSettings) -> dict[str, Any]:
+    """OpenAIModel's keyword arguments from a run's model settings (all but max_tokens,
+    whose default depends on the model kind), with a limiter of the settings' limits."""
+    return {
+        "temperature": settings.temperature,
+        "max_tokens_field": settings.max_tokens_field,
+        "stop": list(settings.stop) if settings.stop else None,
+        "reasoning_effort": settings.reasoning_effort,
+        "model_args": settings.model_args,
+        "timeout_s": settings.timeout_s,
+        "max_retries": settings.max_retries,
+        "limiter": limiter_for(settings),
+    }
+
+
 class OpenAIModel(Model):
     """A model behind an OpenAI-compatible endpoint, with our own retry policy (module doc)."""
 
@@ -89,23 +127,35 @@ class OpenAIModel(Model):
         base_url: str,
         api_key: str,
         *,
-        temperature: float = 0.0,
+        temperature: float | None = 0.0,
         max_tokens: int = 2048,
+        max_tokens_field: str = "max_tokens",
         stop: list[str] | None = None,
+        reasoning_effort: str | None = None,
+        model_args: Mapping[str, Any] | None = None,
         timeout_s: float = 120.0,
         max_retries: int = 5,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 60.0,
         use_env_proxy: bool = True,
+        limiter: Limiter | None = None,
     ) -> None:
         """`use_env_proxy=False` ignores HTTP(S)_PROXY: a server on 127.0.0.1 must not be
-        reached through a proxy, and neither httpx nor urllib exempts loopback by itself."""
+        reached through a proxy, and neither httpx nor urllib exempts loopback by itself.
+        `temperature=None` sends none; `limiter` (default: 8 connections, no rpm or tpm) may be
+        replaced after construction, e.g. by a proxy to one shared by several processes."""
         self.name = f"openai:{name}"
         self.model_id = name
         self.base_url = base_url
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.max_tokens_field = max_tokens_field
         self.stop = list(stop) if stop else None
+        self.reasoning_effort = reasoning_effort
+        self.model_args = dict(model_args or {})
+        request_body.check_model_args(self.model_args, request_body.flag_fields(
+            temperature=temperature, stop=self.stop, reasoning_effort=reasoning_effort))
+        self.limiter: Limiter = limiter if limiter is not None else EndpointLimiter()
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_base_s = backoff_base_s
@@ -139,7 +189,10 @@ class OpenAIModel(Model):
             "base_url": public_url(self.base_url),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
+            "max_tokens_field": self.max_tokens_field,
             "stop": self.stop,
+            "reasoning_effort": self.reasoning_effort,
+            "model_args": self.model_args,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
             "backoff_base_s": self.backoff_base_s,
@@ -157,11 +210,15 @@ class OpenAIModel(Model):
         `extra` goes into the request as is (e.g. response_format for JSON mode)."""
         attempt = 0
         retries: list[str] = []
+        estimate = self.estimate_tokens(messages, tools)
         while True:
+            self._acquire(estimate)
+            used = estimate  # what the limiter is charged unless the endpoint reports usage
             start = time.perf_counter()
             try:
                 response = self._client.chat.completions.create(**self._request(messages, tools), **extra)
                 completion = _completion(response, time.perf_counter() - start)
+                used = completion.usage.total() or estimate
                 completion.retries = retries
                 self.answered = True
                 _raise_refusal(self.name, response)
@@ -169,8 +226,10 @@ class OpenAIModel(Model):
             except (openai.APIError, _EmptyResponse, ValueError) as exc:  # ValueError: a body that is not JSON
                 retry_after = self._check_retryable(exc, attempt)
                 what = _describe_error(exc)
+            finally:
+                self.limiter.release(used)
             delay = self.backoff_delay(attempt, retry_after)
-            retries.append(f"attempt {attempt + 1} failed ({what}); retried after {delay:.1f} s")
+            retries.append(_retry_note(attempt, self.max_retries, what, delay, retry_after))
             log.warning(
                 "%s: attempt %d/%d failed (%s); retrying in %.1f s",
                 self.name, attempt + 1, self.max_retries + 1, what, delay,
@@ -182,11 +241,27 @@ class OpenAIModel(Model):
                     f"{self.name}: model closed while retrying ({what})", infrastructure=True
                 )
 
+    def estimate_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> int:
+        """What a request may cost before its reply says: ~4 characters a token of what is
+        sent, plus the whole reply limit (the limiter corrects it with the real usage)."""
+        sent = len(json.dumps(messages, ensure_ascii=False, default=str))
+        if tools:
+            sent += len(json.dumps(tools, ensure_ascii=False, default=str))
+        return sent // CHARS_PER_TOKEN + self.max_tokens
+
+    def _acquire(self, tokens: int) -> None:
+        """Wait for the limiter's grant; close() ends the wait."""
+        while (wait := self.limiter.try_acquire(tokens)) > 0:
+            if self._closing.wait(wait):
+                raise ModelError(f"{self.name}: model closed while waiting for a connection",
+                                 infrastructure=True)
+
     def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Full jitter: uniform in [0, min(cap, base * 2**attempt)], at least Retry-After."""
+        """Full jitter: uniform in [0, min(cap, base * 2**attempt)], and at least Retry-After
+        (up to RETRY_AFTER_MAX_S): retrying sooner than the endpoint asked wastes an attempt."""
         delay = self._random.uniform(0.0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
         if retry_after is not None:
-            delay = max(delay, min(retry_after, self.backoff_cap_s))
+            delay = max(delay, min(retry_after, RETRY_AFTER_MAX_S))
         return delay
 
     def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
@@ -207,17 +282,24 @@ class OpenAIModel(Model):
         return completion
 
     def _request(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        request: dict[str, Any] = {
-            "model": self.model_id,
-            "messages": messages,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-        }
-        if self.stop:
-            request["stop"] = self.stop
+        request: dict[str, Any] = {"model": self.model_id, "messages": messages}
         if tools:
             request["tools"] = tools
+        # Fields the SDK has no parameter for (or, for max_completion_tokens and reasoning,
+        # not in every SDK version) travel in extra_body, merged into the JSON as they are.
+        request["extra_body"] = self._body_fields()
         return request
+
+    def _body_fields(self) -> dict[str, Any]:
+        """Everything sent besides model, messages and tools."""
+        body: dict[str, Any] = {self.max_tokens_field: self.max_tokens}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.stop:
+            body["stop"] = self.stop
+        body.update(request_body.reasoning_fields(self.reasoning_effort, self.base_url))
+        body.update(self.model_args)
+        return body
 
     def _check_retryable(self, exc: Exception, attempt: int) -> float | None:
         """Raise the final ModelError unless `exc` may be retried; return any Retry-After."""
@@ -230,14 +312,21 @@ class OpenAIModel(Model):
                 infrastructure=False, kind="setup",
             ) from exc
         if status is not None and status < 500 and status not in RETRY_STATUS:
-            raise ModelError(f"{self.name}: request rejected ({what})", infrastructure=False,
-                             kind=self._rejection_kind(what)) from exc
+            kind = self._rejection_kind(what)
+            message = self._setup_message(exc, what) if kind == "setup" else f"request rejected ({what})"
+            raise ModelError(f"{self.name}: {message}", infrastructure=False, kind=kind) from exc
         if attempt >= self.max_retries or self._closing.is_set():
             raise ModelError(
                 f"{self.name}: giving up after {attempt + 1} attempts ({what})", infrastructure=True
             ) from exc
         return _retry_after(exc)
 
+    def _setup_message(self, exc: Exception, what: str) -> str:
+        """The first request was rejected: name the field at fault and the flag to change."""
+        param = getattr(exc, "param", None)
+        return request_body.rejected_parameter_message(
+            what, param if isinstance(param, str) else None, max_tokens_field=self.max_tokens_field,
+            model_args=self.model_args, sent=list(self._body_fields()))
 
     def _rejection_kind(self, what: str) -> ModelFailure:
         """Whose failure a 4xx is: the transcript's length, a refusal, the setup, or the conversation."""
@@ -281,11 +370,13 @@ def _completion(response: ChatCompletion, latency_s: float) -> Completion:
     message = response.choices[0].message
     text = message.content or ""
     usage = response.usage
+    details = getattr(usage, "completion_tokens_details", None)
     return Completion(
         text=text,
         usage=Usage(
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
+            reasoning_tokens=getattr(details, "reasoning_tokens", None),
         ),
         latency_s=latency_s,
         tool_calls=_tool_calls(message),
@@ -318,13 +409,33 @@ def _describe_error(exc: Exception) -> str:
     return f"HTTP {status} {name}: {message}" if status else f"{name}: {message}"
 
 
+def _retry_note(attempt: int, max_retries: int, what: str, delay: float, retry_after: float | None) -> str:
+    """One retried attempt as the transcript's model_retry event says it."""
+    asked = f", the endpoint's Retry-After {retry_after:g} s" if retry_after is not None else ""
+    return (f"attempt {attempt + 1} failed ({what}); waited {delay:.2f} s{asked} "
+            f"before attempt {attempt + 2} of {max_retries + 1}")
+
+
 def _retry_after(exc: Exception) -> float | None:
+    """Seconds the endpoint asked to wait: retry-after-ms (OpenAI), else Retry-After in
+    seconds or as an HTTP date; None when absent or unreadable."""
     response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: rare enough to fall back on our own backoff
+    if response is None:
+        return None
+    headers = response.headers
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) * scale)
+        except ValueError:
+            pass
+        try:
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            continue  # neither a number nor a date: our own backoff decides
+    return None
 
 
 def _first_set(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:

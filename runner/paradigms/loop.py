@@ -87,6 +87,7 @@ class TurnLoop:
         self.on_turn = on_turn
         self.on_event = on_event
         self.turns: list[Turn] = []
+        self.tokens_used = 0  # prompt + completion over the instance's model calls
         self.started = time.monotonic()
         self.deadline = self.started + controls.deadline_s
 
@@ -105,7 +106,10 @@ class TurnLoop:
         raise NotImplementedError
 
     def _model_call(self, call: Callable[[], C]) -> C:
-        """One model reply; retried attempts become events, a failed call ends the instance."""
+        """One model reply; retried attempts become events, a failed call ends the instance.
+        Every paradigm's calls pass here, so the instance's token ceiling is kept here: no
+        call once the tokens so far reach it (the reply that crossed it was acted on)."""
+        self._check_tokens()
         try:
             completion = call()
         except ModelError as exc:
@@ -114,7 +118,14 @@ class TurnLoop:
             raise Stop(MODEL_FAILURE_STATUS[exc.kind], f"model {exc.kind} error: {exc}") from exc
         for retry in completion.retries:
             self._event("model_retry", retry)
+        self.tokens_used += completion.usage.total() or 0  # unreported usage cannot be counted
         return completion
+
+    def _check_tokens(self) -> None:
+        ceiling = self.controls.max_instance_tokens
+        if ceiling is not None and self.tokens_used >= ceiling:
+            raise Stop("token_limit", f"the instance used {self.tokens_used} tokens, "
+                                      f"reaching the --max-instance-tokens ceiling of {ceiling}")
 
     def _event(self, kind: EventKind, detail: str, turn: int | None = None) -> None:
         """Report an infrastructure event of turn `turn` (default: the turn under way)."""

@@ -33,7 +33,7 @@ The mapping:
 - metadata: task id, subset, difficulty, status, rounds, tokens, duration, unscored units,
   violations, paradigm, the controller's error and infrastructure events.
   limit: eegbench's stop statuses as Inspect limits (max_rounds: turn, deadline: time,
-  max_tool_calls, repeated_failure, missing_action: custom with the ceiling).
+  token_limit: token, max_tool_calls, repeated_failure, missing_action: custom with the ceiling).
 - model_usage from the turns' token counts (omitted when the model reported none, as the
   oracle and scripted models do); started_at from the transcript, completed_at = started_at
   + the entry's duration, total_time = duration (format-1 runs recorded no start time).
@@ -265,7 +265,9 @@ def _usage(transcript: TranscriptRecord) -> ModelUsage | None:
         return None
     prompt = sum(u.prompt_tokens or 0 for u in reported)
     completion = sum(u.completion_tokens or 0 for u in reported)
-    return ModelUsage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion)
+    reasoning = [u.reasoning_tokens for u in reported if u.reasoning_tokens is not None]
+    return ModelUsage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion,
+                      reasoning_tokens=sum(reasoning) if reasoning else None)
 
 
 def _output(report: str, model: str, usage: ModelUsage | None) -> ModelOutput:
@@ -286,9 +288,10 @@ def _error(result: ResultRecord, transcript: TranscriptRecord) -> EvalError | No
 
 # Stops that are a ceiling being reached, as Inspect's limits; solution, forced_solution and
 # infra_error are not limits.
-_LIMITS: dict[str, tuple[Literal["turn", "time", "custom"], str]] = {
+_LIMITS: dict[str, tuple[Literal["turn", "time", "token", "custom"], str]] = {
     "max_rounds": ("turn", "max_rounds"),
     "deadline": ("time", "deadline_s"),
+    "token_limit": ("token", "max_instance_tokens"),
     "max_tool_calls": ("custom", "max_tool_calls"),
     "repeated_failure": ("custom", "repeat_limit"),
     "missing_action": ("custom", "max_no_action"),

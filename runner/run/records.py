@@ -142,6 +142,7 @@ class ResultRecord(BaseModel):
     rounds: int
     prompt_tokens: int
     completion_tokens: int
+    reasoning_tokens: int = 0  # part of completion_tokens; absent before endpoints reported it
     duration_s: float
     error: str | None = None
     unscored: list[str] = Field(default_factory=list)  # metric ids left out of the score
@@ -151,6 +152,12 @@ class ResultRecord(BaseModel):
     def key(self) -> str:
         """The entry key: which instances/<key>/ directory holds this result's record."""
         return entry_key(self.case_id, self.epoch)
+
+
+def token_totals(turns: list[Turn]) -> dict[str, int]:
+    """ResultRecord's token fields summed over the turns (a count not reported counts 0)."""
+    return {name: sum(getattr(t.usage, name) or 0 for t in turns)
+            for name in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
 
 
 class GroupSummary(BaseModel):

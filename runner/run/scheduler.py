@@ -19,8 +19,8 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -29,16 +29,23 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from runner.config import RunConfig
-from runner.log import instance_log
 from runner.models.base import Model
-from runner.paradigms.base import Episode, Paradigm
+from runner.paradigms.base import Paradigm
 from runner.paradigms.loop import InstanceOutcome
+from runner.run.bundle import Bundle, WorkerSpec
 from runner.run.executors.base import Attempt, Executor
-from runner.run.records import EpochInstance, ResultRecord, TranscriptRecord, epoch_of, key_of, plain_instance
+from runner.run.instance import InstanceParts, InstanceRunner
+from runner.run.records import (
+    EpochInstance,
+    ResultRecord,
+    TranscriptRecord,
+    epoch_of,
+    key_of,
+    plain_instance,
+    token_totals,
+)
 from runner.run.store import RunStore
-from runner.run.warm_pool import WarmPool
-from runner.sandbox import workspace as workspaces
-from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.base import Backend
 from runner.sandbox.procfs import start_time
 from runner.scoring.scorer import Scorer
 from runner.transcript import InfraEvent
@@ -86,19 +93,18 @@ class RunParts:
 class Scheduler:
     """Runs instances through the executor; the executor's `Job`."""
 
-    def __init__(self, config: RunConfig, store: RunStore, parts: RunParts, console: Console | None = None) -> None:
+    def __init__(self, config: RunConfig, store: RunStore, parts: RunParts, console: Console | None = None,
+                 variables: Mapping[str, str] | None = None) -> None:
+        """`variables`: the endpoint's environment variables, for workers on other machines."""
         self.config = config
         self.store = store
         self.parts = parts
         self.console = console or Console(stderr=True)
-        self.stop = threading.Event()
-        self._active: dict[str, Sandbox] = {}  # by entry key
-        self._lock = threading.Lock()
-        # --warm-pool: the next instances' sandboxes start while the current ones run.
-        warm = config.warm_pool and parts.paradigm.needs_sandbox
-        self.pool = WarmPool(parts.backend.start, config.jobs) if warm else None
-        self._prefetched: set[str] = set()  # entry keys
-        self.sandbox_waits: dict[str, float] = {}  # entry key -> seconds its run waited for a sandbox
+        self.variables = dict(variables or {})
+        instance_parts = InstanceParts(model=parts.model, paradigm=parts.paradigm, backend=parts.backend,
+                                       data_root=parts.data_root)
+        self.runner = InstanceRunner(config, store.run_id, instance_parts, warm_slots=config.jobs)
+        self.stop = self.runner.stop
         self._tally = Tally(total=0)
         self._refresh: Callable[[], None] = _nothing
 
@@ -119,7 +125,7 @@ class Scheduler:
             with _signals_raise_interrupt():
                 self._run_pending(pending)
         finally:
-            workspaces.remove_tree(self._scratch_dir())  # first: the summary's write may find the disk full
+            self.runner.remove_scratch()  # first: the summary's write may find the disk full
             self.store.write_summary()
         return self.store.results()
 
@@ -144,20 +150,19 @@ class Scheduler:
                 self._refresh = partial(_update, progress, bar, tally)
                 self.parts.executor.run(list(pending), self.config.jobs, self, self.stop)
         except KeyboardInterrupt as exc:
-            self._close_active()  # sandboxes a worker took from the pool meanwhile
+            self.runner.close_active()  # sandboxes a worker took from the pool meanwhile
             what = "instances" if self.config.epochs == 1 else "instance epochs"
             raise Interrupted(f"stopped: {tally.done} of {tally.total} {what} finished and kept") from exc
         finally:
-            self._close_pool()
+            self.runner.close_pool()
 
     # -- Job: the executor's callbacks ---------------------------------------------------------
 
     def progress(self, running: int, upcoming: list[Instance]) -> None:
         """Refresh the bar; warm the sandboxes of the next instances."""
         self._tally.running = running
-        if self.pool is not None:
-            for instance in upcoming:
-                self._prefetch(instance)
+        for instance in upcoming:
+            self.runner.prefetch(instance)
         self._refresh()
 
     def result(self, record: ResultRecord | None) -> None:
@@ -171,40 +176,13 @@ class Scheduler:
 
     def abort(self) -> None:
         """Unblock running work: close its sandboxes, the model and the warm pool."""
-        self.stop.set()
-        self._close_active()
-        self.parts.model.close()  # unblocks sessions waiting on a model server
-        self._close_pool()
+        self.runner.abort()
 
     # -- one instance ---------------------------------------------------------------------
 
     def work(self, instance: Instance) -> Attempt | None:
-        """Sandbox, session, the paradigm's loop, teardown and retained artifacts of one
-        epoch of one instance (an EpochInstance; a plain Instance is its epoch 1)."""
-        key = key_of(instance)
-        started, began = time.time(), time.monotonic()
-        self.store.begin_instance(key, self.parts.paradigm.name)
-        events: list[InfraEvent] = []
-
-        def on_event(event: InfraEvent) -> None:
-            events.append(event)
-            self.store.append_event(key, event)
-            log.warning("%s: %s: %s", key, event.kind, event.detail)
-
-        with self._lock:
-            self._prefetched.discard(key)
-        workspace = self._scratch_path(key)
-        with instance_log(self.store.log_path(key), key):
-            log.info("%s: started (%s, %s)", key, self.parts.paradigm.name, self.parts.backend.name)
-            try:
-                outcome = self._attempt(instance, workspace, on_event)
-                artifacts = self.store.retain_artifacts(key, workspace)
-            finally:
-                workspaces.remove(workspace)
-            log.info("%s: %s after %d turn(s)", key, outcome.status, len(outcome.turns))
-        if self.stop.is_set():
-            return None  # interrupted mid-instance: record nothing, it reruns on resume
-        return Attempt(instance, outcome, artifacts, time.monotonic() - began, events, started)
+        """One epoch of one instance in this process, its audit trail streaming into the store."""
+        return self.runner.work(instance, self.store)
 
     def finish(self, attempt: Attempt) -> ResultRecord:
         """Score the attempt, write its audit record, then append its results line."""
@@ -221,107 +199,39 @@ class Scheduler:
         self.store.append_result(record)
         return record
 
+    def record(self, bundle: Bundle) -> ResultRecord:
+        """An attempt made on another machine: write its audit trail as it would have
+        streamed here, then score and record it."""
+        self.store.begin_instance(bundle.key, bundle.paradigm)
+        self.store.write_retained(bundle.key, bundle.log_text, bundle.files)
+        return self.finish(bundle.attempt)
+
+    def lost(self, instance: Instance, reason: str, duration_s: float) -> ResultRecord:
+        """The worker running `instance` was lost (a node or actor died): infra_error,
+        retried on resume."""
+        key = key_of(instance)
+        self.store.begin_instance(key, self.parts.paradigm.name)
+        event = InfraEvent(kind="worker_lost", detail=reason)
+        self.store.append_event(key, event)
+        log.warning("%s: %s", key, reason)
+        outcome = InstanceOutcome("infra_error", None, [], [], reason)
+        return self.finish(Attempt(instance, outcome, [], duration_s, [event], time.time() - duration_s))
+
+    def worker_spec(self) -> WorkerSpec:
+        """What a worker on another machine needs to build its own InstanceRunner."""
+        return WorkerSpec(config=self.config, run_id=self.store.run_id, data_root=self.parts.data_root,
+                          variables=self.variables)
+
     def _score(self, attempt: Attempt) -> InstanceScore:
         manifest = [a.as_manifest() for a in attempt.artifacts]
         artifacts_dir = self.store.artifacts_dir(key_of(attempt.instance))
         instance = plain_instance(attempt.instance)
         return self.parts.scorer.score(instance, attempt.outcome.report, artifacts_dir, manifest)
 
-    def _attempt(self, unit: Instance, workspace: Path,
-                 on_event: Callable[[InfraEvent], None]) -> InstanceOutcome:
-        key, paradigm = key_of(unit), self.parts.paradigm
-        # The model sees the unit (it may reply per epoch); the paradigm, the plain instance.
-        episode = Episode(instance=plain_instance(unit), session=self.parts.model.session(unit),
-                          controls=self.config.controls, data_root=self.parts.data_root,
-                          should_stop=self.stop.is_set, on_turn=lambda turn: self.store.append_turn(key, turn),
-                          on_event=on_event)
-        if not paradigm.needs_sandbox:
-            workspaces.create(workspace, 0)
-            return paradigm.run(episode)
-        try:
-            sandbox = self._sandbox(unit, workspace)
-        except SandboxError as exc:
-            episode.on_event(InfraEvent(kind="sandbox_failure", detail=f"start failed: {exc}"))
-            return InstanceOutcome("infra_error", None, [], [], f"sandbox start failed: {exc}")
-        with self._lock:
-            self._active[key] = sandbox
-        if self.stop.is_set():  # stopped while it started: the teardown may have run already
-            sandbox.close()
-        try:
-            return paradigm.run(replace(episode, sandbox=sandbox))
-        finally:
-            with self._lock:
-                self._active.pop(key, None)
-            sandbox.close()
-
-    def _spec(self, unit: Instance, workspace: Path) -> SandboxSpec:
-        # The spec's case id is the entry key: the warm pool holds sandboxes by it, and
-        # backends label sandboxes with it.
-        return SandboxSpec(
-            run_id=self.store.run_id,
-            case_id=key_of(unit),
-            data_root=self.parts.data_root,
-            inputs=tuple(unit.agent_input.input_paths()),
-            workspace=workspace,
-            limits=self.config.sandbox_limits(),
-            libraries=self.parts.paradigm.libraries,
-        )
-
-    def _prefetch(self, unit: Instance) -> None:
-        key = key_of(unit)
-        with self._lock:
-            if key in self._prefetched or self.stop.is_set() or self.pool is None:
-                return
-            self._prefetched.add(key)
-        try:
-            self.pool.prefetch(self._spec(unit, self._scratch(key)))
-        except SandboxError as exc:  # the workspace: the instance's own start will say why
-            log.warning("%s: no warm sandbox: %s", key, exc)
-
-    def _sandbox(self, unit: Instance, workspace: Path) -> Sandbox:
-        """The entry's sandbox: the warm one if prefetched, else started now."""
-        key, began = key_of(unit), time.monotonic()
-        sandbox = None
-        if self.pool is not None:
-            sandbox, _ = self.pool.take(key)
-        if sandbox is None:
-            sandbox = self.parts.backend.start(self._spec(unit, self._scratch(key)))
-        self.sandbox_waits[key] = time.monotonic() - began
-        log.info("%s: sandbox ready after %.2f s", key, self.sandbox_waits[key])
-        return sandbox
-
-    def _scratch_path(self, key: str) -> Path:
-        # The pid keeps two controllers that reuse a run name from sharing a workspace; the
-        # entry key keeps two epochs of one case from sharing one.
-        return self._scratch_dir() / key
-
-    def _scratch_dir(self) -> Path:
-        return workspaces.SCRATCH_ROOT / f"{os.getpid()}-{self.store.run_id}"
-
-    def _scratch(self, key: str) -> Path:
-        """A fresh workspace of --workspace-mb for the entry; SandboxError when it cannot be made."""
-        path = self._scratch_path(key)
-        workspaces.create(path, self.config.resources.workspace_mb)
-        return path
-
-    def _close_pool(self) -> None:
-        """Tear down sandboxes the pool started that no instance took, and their workspaces."""
-        if self.pool is None:
-            return
-        self.pool.close()
-        with self._lock:
-            unused, self._prefetched = set(self._prefetched), set()
-        for key in unused:
-            workspaces.remove(self._scratch_path(key))
-
-    def _close_active(self) -> None:
-        with self._lock:
-            boxes = list(self._active.values())
-        for box in boxes:
-            try:
-                box.close()
-            except Exception as exc:  # noqa: BLE001 - teardown must go on for the others
-                log.error("sandbox teardown of %s failed: %s", box.spec.case_id, exc)
+    @property
+    def sandbox_waits(self) -> dict[str, float]:
+        """Entry key -> seconds its run waited for a sandbox (threads executor)."""
+        return self.runner.sandbox_waits
 
 
 def work_units(instances: list[Instance], epochs: int) -> list[EpochInstance]:
@@ -340,8 +250,7 @@ def _result_record(instance: Instance, epoch: int, outcome: InstanceOutcome, sco
         status=outcome.status,
         score=score.score if score is not None else None,
         rounds=len(outcome.turns),
-        prompt_tokens=sum(t.usage.prompt_tokens or 0 for t in outcome.turns),
-        completion_tokens=sum(t.usage.completion_tokens or 0 for t in outcome.turns),
+        **token_totals(outcome.turns),
         duration_s=round(duration_s, 3),
         error=outcome.error,
         unscored=score.unscored if score is not None else [],

@@ -304,6 +304,20 @@ class RunStore:
         return retain_artifacts(workspace, self.artifacts_dir(key))
 
     @_stops_when_full
+    def write_retained(self, key: str, log_text: str, files: list[tuple[str, bytes]]) -> None:
+        """An entry run elsewhere: its controller.log and retained artifacts, as a local run
+        would have left them (paths are the worker's retained ones, checked to stay inside)."""
+        if log_text:
+            self.log_path(key).write_text(log_text, encoding="utf-8")
+        root = self.artifacts_dir(key)
+        for rel, data in files:
+            target = (root / rel).resolve()
+            if not target.is_relative_to(root.resolve()):
+                raise ValueError(f"run {self.run_id}: {key}: artifact path {rel!r} leaves artifacts/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+
+    @_stops_when_full
     def write_instance(self, key: str, instance: Instance, transcript: TranscriptRecord, report: str | None,
                        artifacts: list[ArtifactEntry], score: InstanceScore | None) -> None:
         """The finished entry's audit record: what was scored, what happened, the report,

@@ -67,6 +67,18 @@ def eegbench(tmp_path) -> Eval:
     assert_no_leftover(ev)
 
 
+@pytest.fixture
+def endpoint(monkeypatch):
+    """Point the openai model kind at a stub (no proxy on the way to 127.0.0.1)."""
+    def use(server) -> str:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("EEGBENCH_BASE_URL", server.url)
+        monkeypatch.setenv("EEGBENCH_API_KEY", "sk-stub")
+        return "openai:stub-model"
+    return use
+
+
 def assert_no_leftover(ev: Eval) -> None:
     """Nothing of the command's runs is left on the machine (tests/integration/leftovers.py)."""
     assert_nothing_left(ev.controllers)

@@ -16,18 +16,6 @@ CONTEXT = (400, {"error": {"message": "This model's maximum context length is 81
                            "code": "context_length_exceeded"}}, {}, 0.0)
 
 
-@pytest.fixture
-def endpoint(monkeypatch):
-    """Point the openai model kind at a stub (no proxy on the way to 127.0.0.1)."""
-    def use(server) -> str:
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-            monkeypatch.delenv(name, raising=False)
-        monkeypatch.setenv("EEGBENCH_BASE_URL", server.url)
-        monkeypatch.setenv("EEGBENCH_API_KEY", "sk-stub")
-        return "openai:stub-model"
-    return use
-
-
 def test_context_overflow_and_refusal_are_scored_as_produced_and_not_retried(eegbench, endpoint):
     filtered = completion_body("Sorry")
     filtered["choices"][0]["finish_reason"] = "content_filter"

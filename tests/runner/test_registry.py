@@ -33,5 +33,5 @@ def test_a_name_registered_twice_is_a_bug():
 def test_the_built_in_extensions():
     assert PARADIGMS.names() == ("codeact", "tools", "hybrid", "brainagent")
     assert [PARADIGMS.get(n).needs_sandbox for n in PARADIGMS.names()] == [True, False, True, True]
-    assert EXECUTORS.names() == ("threads",)
+    assert EXECUTORS.names() == ("threads", "ray")
     assert sandbox_choices()[0] == "auto" and {"local", "docker"} <= set(sandbox_choices())

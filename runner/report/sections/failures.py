@@ -28,7 +28,8 @@ def _statuses(ctx: ReportContext) -> ReportTable:
                Column(key="run", title="run"), Column(key="runs", title="instance runs", kind="int")]
     columns += [Column(key=s, title=s, kind="int") for s in STATUSES]
     notes = ["solution: the model answered; forced_solution: answered on the last permitted round; max_rounds, "
-             "repeated_failure, missing_action, max_tool_calls, deadline: stopped by a control and scored as produced; "
+             "repeated_failure, missing_action, max_tool_calls, deadline, token_limit: stopped by a control and scored as "
+             "produced; "
              "context_exceeded, refused, request_rejected: the endpoint refused the conversation the model made, "
              "scored as produced; infra_error: the harness failed, never scored, retried on resume."]
     return ReportTable(name="statuses", title="How instance runs ended", section=SECTION, columns=columns,

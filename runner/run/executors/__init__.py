@@ -14,3 +14,12 @@ def _threads() -> Executor:
 
 
 EXECUTORS.register("threads", _threads)
+
+
+def _ray() -> Executor:
+    from runner.run.executors.ray_cluster import RayExecutor
+
+    return RayExecutor()
+
+
+EXECUTORS.register("ray", _ray)

@@ -1,23 +1,28 @@
 """The executor contract: how a run's instances are spread over workers.
 
-The scheduler is the `Job`: `work` runs one instance where the sandbox and the model loop
-live (sandbox start, the loop, teardown, the artifacts it left) and returns an `Attempt`;
-`finish` scores it and records it in the run directory, on the side that owns the run
-directory. An executor decides where `work` runs (threads of this process today; other
-machines next) and calls back `progress` and `result` from the driving thread. A new executor
-is one module with an `Executor` subclass and one `register` line in executors/__init__.py.
+The scheduler is the `Job`. In this process, `work` runs one instance (sandbox start, the
+loop, teardown, the artifacts it left) and returns an `Attempt`; `finish` scores it and
+records it in the run directory. On other machines, a worker builds its own InstanceRunner
+from `worker_spec()` and returns a Bundle (runner/run/bundle.py), which `record` writes and
+scores on the driver; `lost` records an instance whose worker died. Scoring, results.jsonl
+and resume stay with the driver. An executor decides where instances run and calls back
+`progress` and `result` from the driving thread. A new executor is one module with an
+`Executor` subclass and one `register` line in executors/__init__.py.
 """
 from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from runner.paradigms.loop import InstanceOutcome
 from runner.run.records import ArtifactEntry, ResultRecord
 from runner.transcript import InfraEvent
 from validation.instance import Instance
+
+if TYPE_CHECKING:
+    from runner.run.bundle import Bundle, WorkerSpec
 
 
 @dataclass
@@ -40,6 +45,15 @@ class Job(Protocol):
 
     def finish(self, attempt: Attempt) -> ResultRecord:
         """Score and record a finished attempt."""
+
+    def record(self, bundle: Bundle) -> ResultRecord:
+        """Write, score and record an attempt a remote worker made."""
+
+    def lost(self, instance: Instance, reason: str, duration_s: float) -> ResultRecord:
+        """Record `instance` as infra_error: its worker died mid-instance."""
+
+    def worker_spec(self) -> WorkerSpec:
+        """What a remote worker builds its parts from."""
 
     def progress(self, running: int, upcoming: list[Instance]) -> None:
         """How many run now, and the next ones to start (for the warm pool and the bar)."""

@@ -183,3 +183,17 @@ def test_each_execution_is_bounded_by_the_time_left_before_the_deadline():
     run(["<execute>a</execute>", "<execute>b</execute>", "<solution>{}</solution>"], sandbox, deadline_s=30.0)
     first, second = sandbox.timeouts
     assert 29.0 < first <= 30.0 and second <= first
+
+
+def test_the_instance_token_ceiling_ends_it_before_the_next_call():
+    # Each reply reports 10 + 5 tokens: after two replies the instance has used 30.
+    outcome, session = run(["<execute>a=1</execute>", "<execute>b=2</execute>", "<solution>{}</solution>"],
+                           max_instance_tokens=30)
+    assert outcome.status == "token_limit" and outcome.report is None
+    assert len(outcome.turns) == 2 and len(session.seen) == 2  # no third request was sent
+    assert "30 tokens" in outcome.error and "--max-instance-tokens" in outcome.error
+
+
+def test_the_reply_that_crosses_the_token_ceiling_is_still_acted_on():
+    outcome, _ = run(['<solution>{"x": 1}</solution>'], max_instance_tokens=10)
+    assert outcome.status == "solution"

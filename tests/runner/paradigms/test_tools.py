@@ -218,3 +218,8 @@ def test_unreadable_inputs_are_described_not_fatal(tmp_path):
     assert lines[0].startswith("bad.npy: not readable by the tools") and "format not supported" in lines[1]
     result = toolbox.call("get_recording_info", {"record": "bad.npy"})
     assert not result.ok and result.error_code == "unsupported"
+
+
+def test_the_instance_token_ceiling_ends_the_tools_loop():
+    outcome, session = run([action("get_channel_list"), answer("clean")], max_instance_tokens=15)
+    assert outcome.status == "token_limit" and len(session.seen) == 1
