@@ -68,7 +68,7 @@ report: setup
 
 # Docker is not optional for the tests: the conformance suite runs on both backends, and the
 # HTML report is opened in a real browser (Debian's Chromium).
-test: lint data image browser ray
+test: ray lint data image browser
 	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
 
 # The edit loop: unit tests only (no sandbox, no Docker, no root).

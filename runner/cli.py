@@ -135,7 +135,9 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--epochs", type=int, default=1,
                    help="run every instance N times (instances/<case>@<k>/ for k >= 2); a rerun with more extends the run")
-    p.add_argument("--executor", default="threads", choices=EXECUTORS.names(), help="where instances run")
+    p.add_argument("--executor", default="threads", choices=EXECUTORS.names(),
+                   help="where instances run: threads (--jobs threads here) or ray (--jobs sandbox slots on the Ray "
+                        "cluster RAY_ADDRESS names; without it, a local one; needs pip install -e '.[ray]')")
     p.add_argument("--run", default=None, help="run name; rerunning with the same name resumes it")
     p.add_argument("--sandbox", default="local", choices=sandbox_choices(),
                    help="auto: docker when the daemon answers and the kernel image exists, else local")
