@@ -124,6 +124,7 @@ class _Cell:
         self.error_name: str | None = None
         self.error_value: str | None = None
         self.last_iopub = time.monotonic()
+        self.reply_at: float | None = None
         self.strays_killed = 0
 
     def take_iopub(self, msg: dict[str, Any]) -> None:
@@ -149,12 +150,15 @@ class _Cell:
     def take_shell(self, msg: dict[str, Any]) -> None:
         if msg["parent_header"].get("msg_id") == self.msg_id and msg["msg_type"] == "execute_reply":
             self.reply = msg["content"]
+            self.reply_at = time.monotonic()
 
     def done(self) -> bool:
-        if self.reply is None:
+        if self.reply is None or self.reply_at is None:
             return False
-        # iopub is PUB/SUB and may drop under a flood; do not wait forever for "idle".
-        return self.idle or time.monotonic() - self.last_iopub > IOPUB_SETTLE_S
+        # iopub is PUB/SUB and may drop under a flood; do not wait forever for "idle". The
+        # settle time counts from the reply too: a cell that computed for seconds before
+        # printing published nothing meanwhile, and its output may trail the reply.
+        return self.idle or time.monotonic() - max(self.last_iopub, self.reply_at) > IOPUB_SETTLE_S
 
 
 def _pump(host: KernelHost, cell: _Cell, deadline: float) -> str:

@@ -82,6 +82,22 @@ def test_kernel_side_cut_sentinels_count_as_cut_characters():
     assert text.startswith("A" * 50) and text.endswith("B" * 50) and "\x00" not in text
 
 
+def test_output_trailing_a_reply_is_waited_for_after_a_long_silent_computation(monkeypatch):
+    def msg(kind, content, parent):
+        return {"msg_type": kind, "content": content, "parent_header": {"msg_id": parent}}
+
+    clock = [100.0]
+    monkeypatch.setattr(cell.time, "monotonic", lambda: clock[0])
+    progress = cell._Cell("id", budget=100)
+    progress.take_iopub(msg("status", {"execution_state": "busy"}, parent="id"))
+    clock[0] += 5.0  # the cell computes for 5 s in silence, then its reply arrives first
+    progress.take_shell({"parent_header": {"msg_id": "id"}, "msg_type": "execute_reply", "content": {"status": "ok"}})
+    assert not progress.done()  # its output may still be on the way
+    progress.take_iopub(msg("stream", {"name": "stdout", "text": "late\n"}, parent="id"))
+    clock[0] += cell.IOPUB_SETTLE_S + 0.1
+    assert progress.done() and progress.out.render()[0] == "late\n"  # no idle came: settled
+
+
 def test_error_label_is_short_and_readable():
     assert cell.error_label(None) is None
     assert cell.error_label("x\x00eegbench-cut:7\x00y") == "x[... 7 characters cut ...]y"
