@@ -275,15 +275,13 @@ def _status_from_reply(cell: _Cell) -> ExecStatus:
 
 def _after_death(host: KernelHost, limits: Limits, notes: list[str]) -> tuple[ExecStatus, bool]:
     if host.oom_killed():
-        what = (f"The kernel was killed because the cell exceeded the memory limit "
-                f"({limits.memory_mb} MB)")
-        status: ExecStatus = "oom"
-    else:
-        what = f"The kernel process died during this cell ({_exit_reason(host.exit_code())})"
-        status = "died"
-    ok, note = _restart(host, what)
-    notes.append(note)
-    return (status, True) if ok else ("infra_error", False)
+        return _restarted(host, "oom", _oom_killed(limits), notes)
+    return _restarted(host, "died", f"The kernel process died during this cell ({_exit_reason(host.exit_code())})",
+                      notes)
+
+
+def _oom_killed(limits: Limits) -> str:
+    return f"The kernel was killed because the cell exceeded the memory limit ({limits.memory_mb} MB)"
 
 
 def _exit_reason(code: int | None) -> str:
@@ -308,14 +306,20 @@ def _after_timeout(host: KernelHost, cell: _Cell, limits: Limits, notes: list[st
             "(KeyboardInterrupt). The kernel is still running and keeps its state.]"
         )
         return "timeout", False
+    timed_out = f"Execution timed out after {limits.exec_timeout_s:g} s"
+    if host.oom_killed():  # on a loaded host the kernel can reclaim for seconds before the OOM kill
+        return _restarted(host, "oom", f"{timed_out}. {_oom_killed(limits)}", notes)
     if outcome == "died":
-        what = f"Execution timed out after {limits.exec_timeout_s:g} s; the kernel died when interrupted"
-    else:
-        what = (f"Execution timed out after {limits.exec_timeout_s:g} s and did not stop within "
-                f"{limits.grace_s:g} s of an interrupt, so the kernel was killed")
+        return _restarted(host, "timeout", f"{timed_out}; the kernel died when interrupted", notes)
+    return _restarted(host, "timeout", f"{timed_out} and did not stop within {limits.grace_s:g} s of an "
+                      "interrupt, so the kernel was killed", notes)
+
+
+def _restarted(host: KernelHost, status: ExecStatus, what: str, notes: list[str]) -> tuple[ExecStatus, bool]:
+    """Restart after `what` happened: (status, True), or an infra_error if the restart failed."""
     ok, note = _restart(host, what)
     notes.append(note)
-    return ("timeout", True) if ok else ("infra_error", False)
+    return (status, True) if ok else ("infra_error", False)
 
 
 def _restart(host: KernelHost, what: str) -> tuple[bool, str]:

@@ -86,7 +86,11 @@ def test_hostile_cells_end_as_observations_and_run_completes(eegbench, tmp_path,
         assert "BLOCKED" in obs["write_input"]["text"]
         assert "CLEAN" in obs["env_secret"]["text"]
         assert "FORK_LIMIT" in obs["fork_bomb"]["text"]
-        assert obs["memory"]["status"] == "oom"
+        # The limit holds either way; a loaded host can reclaim past the 8 s timeout before the OOM
+        # kill (the conformance check, with a 60 s timeout, asserts the oom status itself).
+        memory = obs["memory"]
+        assert "ALLOCATED" not in memory["text"], memory
+        assert memory["status"] == "oom" or (memory["restarted"] and "did not stop within" in memory["text"]), memory
         assert obs["busy_loop"]["status"] == "timeout"
         assert obs["uninterruptible"]["status"] == "timeout" and obs["uninterruptible"]["restarted"]
         assert obs["exit"]["status"] == "died" and obs["exit"]["restarted"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from runner.sandbox import bootstrap, cell, kernel
-from runner.sandbox.base import SandboxError
+from runner.sandbox.base import Limits, SandboxError
 
 
 def render(chunks: list[str], budget: int) -> tuple[str, int]:
@@ -124,3 +124,32 @@ def test_kernel_bootstrap_caps_outbound_messages():
         assert session.unpack(session.serialize(reply)[-1]) == {"status": "ok", "execution_count": 1}
     finally:
         Session.serialize = original
+
+
+class _StuckHost:
+    """A kernel that ignores the interrupt; `oom` says whether the memory cgroup killed it."""
+
+    def __init__(self, oom: bool) -> None:
+        self.oom, self.calls = oom, []
+
+    def interrupt(self):
+        self.calls.append("interrupt")
+
+    def oom_killed(self):
+        return self.oom
+
+    def hard_kill(self):
+        self.calls.append("hard_kill")
+
+    def restart(self):
+        self.calls.append("restart")
+
+
+@pytest.mark.parametrize("oom, status", [(True, "oom"), (False, "timeout")])
+def test_a_timeout_that_ends_in_an_oom_kill_is_reported_as_oom(monkeypatch, oom, status):
+    # On a loaded host a kernel over its memory limit can reclaim for seconds before the OOM kill.
+    monkeypatch.setattr(cell, "_pump", lambda host, progress, deadline: "timeout")
+    host, notes = _StuckHost(oom), []
+    got = cell._after_timeout(host, cell._Cell("id", budget=100), Limits(memory_mb=768, exec_timeout_s=8), notes)
+    assert got == (status, True) and host.calls == ["interrupt", "hard_kill", "restart"]
+    assert ("memory limit (768 MB)" in notes[0]) is oom and "timed out after 8 s" in notes[0]
