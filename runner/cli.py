@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -28,6 +29,9 @@ from runner.sandbox import sandbox_choices
 from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
 from validation.errors import EegbenchError, InfrastructureError, UserError, describe_validation_errors
 from validation.instance import Instance
+
+if TYPE_CHECKING:
+    from runner.datasets.bind import BindResult
 
 console = Console(stderr=True)
 EXIT_USER_ERROR = 2
@@ -57,9 +61,21 @@ def _truth_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     truth.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per CPU)")
     truth.add_argument("--no-cache", action="store_true",
                        help="run every reference script, ignoring cached results (--check never uses the cache)")
-    truth.add_argument("--dataset", default=None, choices=ADAPTERS.names(),
-                       help="EEGAgentBench T3-T6: build instances from a local copy of this dataset (needs --root)")
+    truth.add_argument("--dataset", default=None, choices=_dataset_names(),
+                       help="bind the task library (and, for bonn|ds004504|chbmit|sleepedfx, the EEGAgentBench "
+                            "T3-T6 family) to a local copy of this dataset (needs --root)")
     truth.add_argument("--root", default=None, help="the dataset's folder, in its native layout")
+    truth.add_argument("--max-bindings", type=int, default=None,
+                       help="with --dataset: at most N recordings per task (default 8)")
+    truth.add_argument("--variants", type=int, default=None, metavar="K",
+                       help="derive K leak-resistant variants of every instance of the tasks that declare them")
+    truth.add_argument("--seed", type=int, default=0, help="with --variants: the seed of the transformations")
+
+
+def _dataset_names() -> list[str]:
+    from runner.datasets.readers import READERS
+
+    return sorted(set(ADAPTERS.names()) | set(READERS.names()))
 
 
 def _run_readers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -318,6 +334,8 @@ def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
     paths = env.paths
     if args.dataset:
         return _truth_dataset(args, env)
+    if args.variants is not None:
+        return _truth_variants(args, env)
     jobs = args.jobs or truth.default_jobs()
     if args.check:
         problems = truth.check(paths.project_root, paths.data_root, tasks=args.task, jobs=jobs)
@@ -333,14 +351,64 @@ def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
 
 def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
     from runner.agentbench.local import build_local
+    from runner.datasets.bind import DEFAULT_MAX_BINDINGS, bind_dataset
+    from runner.datasets.readers import READERS
 
     if not args.root:
         raise UserError("truth --dataset needs --root PATH (the dataset's folder)")
     paths = env.paths
-    written = build_local(args.dataset, Path(args.root), paths.project_root, paths.data_root, paths.local_instances)
-    console.print(f"wrote {len(written)} {args.dataset} instance files to {paths.local_instances / args.dataset} "
-                  f"(inputs staged under {paths.data_root / 'local' / args.dataset}; select with --set eegagentbench)")
+    if args.dataset in ADAPTERS and not args.task:
+        written = build_local(args.dataset, Path(args.root), paths.project_root, paths.data_root,
+                              paths.local_instances)
+        console.print(f"EEGAgentBench: wrote {len(written)} {args.dataset} instance files to "
+                      f"{paths.local_instances / args.dataset} (select with --set eegagentbench)")
+    if args.dataset not in READERS:
+        return 0
+    from runner import truth
+
+    result = bind_dataset(args.dataset, Path(args.root), paths.project_root, paths.data_root, paths.local_instances,
+                          tasks=args.task, max_bindings=args.max_bindings or DEFAULT_MAX_BINDINGS,
+                          jobs=args.jobs or truth.default_jobs(), cache_dir=None if args.no_cache else
+                          truth.default_cache_dir(paths.project_root))
+    _print_binding(args.dataset, result, paths.local_instances / args.dataset)
     return 0
+
+
+def _truth_variants(args: argparse.Namespace, env: Environment) -> int:
+    from runner import truth
+    from runner.variants.build import FOLDER, build_variants
+
+    paths = env.paths
+    result = build_variants(paths.project_root, paths.data_root, paths.local_instances, args.variants, args.seed,
+                            tasks=args.task, jobs=args.jobs or truth.default_jobs(),
+                            cache_dir=None if args.no_cache else truth.default_cache_dir(paths.project_root))
+    for skip in result.skipped:
+        if skip.case_id is not None:
+            console.print(f"  [yellow]skipped[/] {skip.case_id}: {skip.reason}")
+    undeclared = sorted(s.task_id for s in result.skipped if s.case_id is None)
+    if undeclared:
+        console.print(f"{len(undeclared)} task(s) declare no variants: {', '.join(undeclared)}")
+    console.print(f"wrote {len(result.written)} variant instance files to {paths.local_instances / FOLDER} "
+                  f"(seed {args.seed}; inputs staged under {FOLDER}/ in the data root)")
+    return 0
+
+
+def _print_binding(dataset: str, result: BindResult, folder: Path) -> None:
+    """Per task: what was bound, and every skip with its reason (whole tasks summed up)."""
+    from collections import Counter
+
+    bound = Counter(p.parent.name for p in result.written)
+    unbound = sorted({s.task_id for s in result.skipped if s.recording is None})
+    for task_id in sorted(bound):
+        console.print(f"{task_id}: {bound[task_id]} instance(s)")
+    for skip in result.skipped:
+        if skip.recording is not None:
+            console.print(f"  [yellow]skipped[/] {skip.task_id} on {skip.recording}: {skip.reason}")
+    if unbound:
+        console.print(f"{len(unbound)} task(s) declare no local binding (their instruction describes their "
+                      f"packaged recording): {', '.join(unbound)}")
+    console.print(f"{dataset}: wrote {len(result.written)} instance files for {len(bound)} task(s) to {folder} "
+                  f"(inputs staged under local/{dataset}/ in the data root)")
 
 
 def cmd_data(args: argparse.Namespace, env: Environment) -> int:

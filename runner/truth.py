@@ -51,8 +51,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 
 from runner import catalog
 from runner import ensemble as ensembles
+from runner.datasets.needs import LocalRules
 from runner.ensemble import EnsembleRule
 from runner.fileio import progress_bar, sha256_file, write_atomic
+from runner.variants.rules import VariantRules
 from validation import unit_registry
 from validation.errors import MetricConfigError, UserError
 from validation.instance import (
@@ -188,6 +190,8 @@ class TaskSpec(BaseModel):
     metrics: list[TaskMetric] = Field(min_length=1)
     bindings: list[Binding] = Field(min_length=1)
     blind_validation: BlindValidation | None = None
+    local: LocalRules | None = None  # binding to local datasets (runner/datasets)
+    variants: VariantRules | None = None  # leak-resistant variants (runner/variants)
 
     @field_validator("bench_subset")
     @classmethod
@@ -512,6 +516,48 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
     return Rendered(dict(sorted(texts.items())), dict(sorted(rejected.items())), specs)
 
 
+def build_many(items: list[tuple[TaskSpec, Binding]], project_root: Path, data_root: Path, jobs: int = 1,
+               progress: bool = True, cache_dir: Path | None = None) -> tuple[list[Instance], dict[str, str]]:
+    """Instances of (task, binding) items built as `render` builds the committed ones (spawned
+    workers with pinned threads, the result cache), and the case ids rejected with the reason:
+    by a method ensemble, or by the script itself (e.g. a channel list with no clear winner)."""
+    references = [provenance(task, binding, project_root, data_root) for task, binding in items]
+    cached = [read_cache(cache_dir, ref) if cache_dir else None for ref in references]
+    pending = [(task, binding, ref) for (task, binding), ref, hit in zip(items, references, cached) if hit is None]
+    failures: dict[int, str] = {}
+    fresh = iter(_run_pending(pending, Path(project_root), data_root, jobs, progress, cache_dir, failures))
+    failed = {pending[index][0].case_id(pending[index][1]): why for index, why in failures.items()}
+    instances: list[Instance] = []
+    rejected: dict[str, str] = {}
+    for (task, binding), reference, hit in zip(items, references, cached):
+        if task.case_id(binding) in failed:
+            rejected[task.case_id(binding)] = f"the reference script refused it: {failed[task.case_id(binding)]}"
+            continue
+        result = hit if hit is not None else next(fresh)
+        try:
+            instances.append(assemble_instance(task, binding, reference, result))
+        except BindingRejected as exc:
+            rejected[task.case_id(binding)] = "ensemble rejected: " + str(exc).split(": ", 1)[1]
+    return instances, rejected
+
+
+def write_task_folders(instances: list[Instance], folder: Path, task_ids: list[str]) -> list[Path]:
+    """Write instances to folder/<task_id>/<case_id>.json (unchanged files untouched) and
+    remove what an earlier build left in the folders of `task_ids`; returns the paths."""
+    written: list[Path] = []
+    for instance in instances:
+        path = Path(folder) / str(instance.meta_info.task_id) / f"{instance.meta_info.case_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = dump_instance(instance)
+        if not path.is_file() or path.read_text() != text:
+            write_atomic(path, text)
+        written.append(path)
+    for task_id in task_ids:
+        for stale in set((Path(folder) / task_id).glob("*.json")) - set(written):
+            stale.unlink()
+    return written
+
+
 def _add_instance(texts: dict[Path, str], rejected: dict[str, str], project_root: Path, task: TaskSpec,
                   binding: Binding, reference: Reference, result: dict[str, Any]) -> None:
     """The binding's instance text, unless its ensemble rejects it (logged and kept with the reason)."""
@@ -535,10 +581,13 @@ def _log_kept_shares(specs: list[TaskSpec], rejected: dict[str, str]) -> None:
 
 
 def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
-                 jobs: int, progress: bool, cache_dir: Path | None) -> list[dict[str, Any]]:
+                 jobs: int, progress: bool, cache_dir: Path | None,
+                 failures: dict[int, str] | None = None) -> list[dict[str, Any]]:
     """Script results of `pending` (task, binding, reference) items, in order, from a pool
     of spawned workers (none is started when nothing is pending). Each result is cached as
-    soon as it arrives, so a run that fails on one binding keeps the others' work."""
+    soon as it arrives, so a run that fails on one binding keeps the others' work. A script
+    that fails stops the run, unless `failures` is given: then its index gets the error, and
+    the results leave it out."""
     if not pending:
         return []
     results: list[dict[str, Any] | None] = [None] * len(pending)
@@ -553,7 +602,13 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
         try:
             for future in as_completed(futures):
                 index = futures[future]
-                result: dict[str, Any] = future.result()  # re-raises the worker's TruthError
+                try:
+                    result: dict[str, Any] = future.result()  # re-raises the worker's TruthError
+                except TruthError as exc:
+                    if failures is None:
+                        raise
+                    failures[index] = str(exc).split(": ", 1)[-1].splitlines()[0]
+                    continue
                 results[index] = result
                 if cache_dir:
                     write_cache(cache_dir, pending[index][2], result)
@@ -562,7 +617,7 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
             raise
-    return [result for result in results if result is not None]  # all of them: every future completed
+    return [result for result in results if result is not None]  # every future completed, less failures
 
 
 # --- the result cache ----------------------------------------------------------------------

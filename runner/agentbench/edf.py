@@ -73,7 +73,7 @@ def read_header(path: Path) -> EdfHeader:
         header_bytes = int(text[184:192].strip())
     except ValueError as exc:
         raise EdfError(f"{path}: bad EDF header field: {exc}") from exc
-    return EdfHeader(path=path, start=_start(path, text[168:176], text[176:184]),
+    return EdfHeader(path=path, start=parse_start(path, text[168:176], text[176:184]),
                      header_bytes=header_bytes, reserved=text[192:236].strip(),
                      n_records=n_records, record_duration_s=record_duration, labels=labels,
                      samples_per_record=samples)
@@ -98,7 +98,8 @@ def cut_records(header: EdfHeader, first: int, stop: int) -> bytes:
     return bytes(head) + body
 
 
-def _start(path: Path, date: str, time: str) -> dt.datetime:
+def parse_start(path: Path, date: str, time: str) -> dt.datetime:
+    """The start date/time of an EDF header (dd.mm.yy, hh.mm.ss; EDF's 1985-2084 year rule)."""
     try:
         day, month, year = (int(x) for x in date.strip().split("."))
         hour, minute, second = (int(x) for x in time.strip().split("."))

@@ -19,6 +19,7 @@ from runner.report.sections import (
     repeats,
     stability,
     units,
+    variants,
 )
 from runner.run.store import open_run
 from validation.errors import UserError
@@ -47,7 +48,8 @@ def build_report(runs: list[RunData], settings: Settings, *, intersect: bool = F
     for table in leaderboard.tables(ctx, baselines.subset_baselines(ctx)):
         report.add(table)
     for module_tables in (difficulty.tables(ctx), kinds.tables(ctx), units.tables(ctx), stability.tables(ctx), repeats.tables(ctx),
-                          failures.tables(ctx), cost.tables(ctx), agentbench.tables(ctx), paired.tables(ctx, pairs)):
+                          failures.tables(ctx), cost.tables(ctx), agentbench.tables(ctx), variants.tables(ctx),
+                          paired.tables(ctx, pairs)):
         for table in module_tables:
             report.add(table)
     report.add(instances.instances_table(ctx))

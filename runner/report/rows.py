@@ -91,6 +91,8 @@ class InstanceRow(BaseModel):
     events: dict[str, int] = Field(default_factory=dict)  # infrastructure events by kind
     error: str | None = None
     reference: dict[str, Any] = Field(default_factory=dict)  # the binding's params (e.g. T2's snr_db)
+    variant_of: str | None = None  # a leak-resistant variant's original case id (truth --variants)
+    transform: str | None = None  # the transformation that made the variant
 
     @property
     def key(self) -> str:
@@ -259,6 +261,8 @@ def _row(store: RunStore, model: str, paradigm: str, result: ResultRecord,
         subset=result.bench_subset,
         difficulty=result.difficulty or (meta.difficulty if meta else None),
         kind=meta.kind if meta else None,
+        variant_of=(meta.model_extra or {}).get("variant_of") if meta else None,
+        transform=((meta.model_extra or {}).get("variant") or {}).get("transform") if meta else None,
         weight=instance_weight(instance),
         status=result.status,
         score=_score(result, score, scores),

@@ -61,7 +61,8 @@ def test_overrunning_worker_is_killed(tmp_path):
             reader.measure(str(pid_file), "eeg_file_match", [], {})
         with pytest.raises(ProcessLookupError):  # killed and reaped, not left spinning
             os.kill(int(pid_file.read_text()), 0)
-        reader.job = worker_pid
+        # The next file gets a fresh worker; its start is not the job's time, as above.
+        reader.job, reader.timeout_s = worker_pid, 60.0
         first = reader.measure("x", "eeg_file_match", [], {})["pid"]
         assert first != os.getpid()
     finally:

@@ -1,0 +1,2 @@
+"""Local datasets: readers of public EEG datasets in their native layouts, and the binder that
+ties the task library to them (`eegbench truth --dataset NAME --root PATH`)."""

@@ -1,0 +1,1 @@
+"""Tests of the dataset readers, on miniature native-layout copies (fixtures.py)."""
