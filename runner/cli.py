@@ -367,7 +367,7 @@ def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
     from runner import truth
 
     result = bind_dataset(args.dataset, Path(args.root), paths.project_root, paths.data_root, paths.local_instances,
-                          tasks=args.task, max_bindings=args.max_bindings or DEFAULT_MAX_BINDINGS,
+                          tasks=args.task, max_bindings=DEFAULT_MAX_BINDINGS if args.max_bindings is None else args.max_bindings,
                           jobs=args.jobs or truth.default_jobs(), cache_dir=None if args.no_cache else
                           truth.default_cache_dir(paths.project_root))
     _print_binding(args.dataset, result, paths.local_instances / args.dataset)
