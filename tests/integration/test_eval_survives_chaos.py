@@ -82,13 +82,19 @@ def chaos(ev: Eval, backend: str, clean_s: float, logs: Path) -> tuple[list[Cycl
     """CYCLES starts of the run, each SIGKILLed at a random moment unless it completes first."""
     rng = random.Random(SEED)
     runs, cycles, completed = ["chaos-1"], [], False
+    horizon = clean_s  # the kill moments are drawn before the fastest whole run seen so far
     for number in range(CYCLES):
         if completed:
             runs.append(f"chaos-{len(runs) + 1}")
-        cycle = Cycle(run=runs[-1], delay_s=rng.uniform(0, clean_s), group=number % 2 == 1)
+        delay = rng.uniform(0, horizon)
+        if number == CYCLES - 1 and not any(c.killed for c in cycles):
+            delay = horizon / 2  # every earlier run completed first (a busy clean run): kill this one
+        cycle = Cycle(run=runs[-1], delay_s=delay, group=number % 2 == 1)
+        began = time.monotonic()
         proc = start(ev, logs / f"cycle-{number}.log", *eval_args(backend, cycle.run))
         try:
             proc.wait(timeout=cycle.delay_s)
+            horizon = min(horizon, time.monotonic() - began)
         except subprocess.TimeoutExpired:
             if cycle.group:
                 os.killpg(proc.pid, signal.SIGKILL)
