@@ -31,7 +31,7 @@ from validation.errors import EegbenchError, InfrastructureError, UserError, des
 from validation.instance import Instance
 
 if TYPE_CHECKING:
-    from runner.datasets.bind import BindResult
+    from runner.truth import Built
 
 console = Console(stderr=True)
 EXIT_USER_ERROR = 2
@@ -370,7 +370,9 @@ def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
                           tasks=args.task, max_bindings=DEFAULT_MAX_BINDINGS if args.max_bindings is None else args.max_bindings,
                           jobs=args.jobs or truth.default_jobs(), cache_dir=None if args.no_cache else
                           truth.default_cache_dir(paths.project_root))
-    _print_binding(args.dataset, result, paths.local_instances / args.dataset)
+    _print_built(result, args.dataset, paths.local_instances / args.dataset,
+                 "declare no local binding (their instruction describes their packaged recording)",
+                 f"local/{args.dataset}/")
     return 0
 
 
@@ -382,33 +384,26 @@ def _truth_variants(args: argparse.Namespace, env: Environment) -> int:
     result = build_variants(paths.project_root, paths.data_root, paths.local_instances, args.variants, args.seed,
                             tasks=args.task, jobs=args.jobs or truth.default_jobs(),
                             cache_dir=None if args.no_cache else truth.default_cache_dir(paths.project_root))
-    for skip in result.skipped:
-        if skip.case_id is not None:
-            console.print(f"  [yellow]skipped[/] {skip.case_id}: {skip.reason}")
-    undeclared = sorted(s.task_id for s in result.skipped if s.case_id is None)
-    if undeclared:
-        console.print(f"{len(undeclared)} task(s) declare no variants: {', '.join(undeclared)}")
-    console.print(f"wrote {len(result.written)} variant instance files to {paths.local_instances / FOLDER} "
-                  f"(seed {args.seed}; inputs staged under {FOLDER}/ in the data root)")
+    _print_built(result, "variant", paths.local_instances / FOLDER, "declare no variants",
+                 f"{FOLDER}/ (seed {args.seed})")
     return 0
 
 
-def _print_binding(dataset: str, result: BindResult, folder: Path) -> None:
-    """Per task: what was bound, and every skip with its reason (whole tasks summed up)."""
+def _print_built(result: Built, what: str, folder: Path, undeclared: str, staged: str) -> None:
+    """Per task what was written, every skip with its reason, the undeclared tasks in one line."""
     from collections import Counter
 
-    bound = Counter(p.parent.name for p in result.written)
-    unbound = sorted({s.task_id for s in result.skipped if s.recording is None})
-    for task_id in sorted(bound):
-        console.print(f"{task_id}: {bound[task_id]} instance(s)")
+    written = Counter(p.parent.name for p in result.written)
+    for task_id in sorted(written):
+        console.print(f"{task_id}: {written[task_id]} instance(s)")
     for skip in result.skipped:
-        if skip.recording is not None:
-            console.print(f"  [yellow]skipped[/] {skip.task_id} on {skip.recording}: {skip.reason}")
+        if skip.subject is not None:
+            console.print(f"  [yellow]skipped[/] {skip.task_id} on {skip.subject}: {skip.reason}")
+    unbound = sorted({s.task_id for s in result.skipped if s.subject is None})
     if unbound:
-        console.print(f"{len(unbound)} task(s) declare no local binding (their instruction describes their "
-                      f"packaged recording): {', '.join(unbound)}")
-    console.print(f"{dataset}: wrote {len(result.written)} instance files for {len(bound)} task(s) to {folder} "
-                  f"(inputs staged under local/{dataset}/ in the data root)")
+        console.print(f"{len(unbound)} task(s) {undeclared}: {', '.join(unbound)}")
+    console.print(f"wrote {len(result.written)} {what} instance files for {len(written)} task(s) to {folder} "
+                  f"(inputs staged under {staged} in the data root)")
 
 
 def cmd_data(args: argparse.Namespace, env: Environment) -> int:

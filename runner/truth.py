@@ -35,7 +35,7 @@ import sys
 import tempfile
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -500,20 +500,28 @@ def render(project_root: Path, data_root: Path, tasks: list[str] | None = None, 
     specs = load_tasks(project_root, tasks)
     texts: dict[Path, str] = {}
     rejected: dict[str, str] = {}
-    pending = []
-    for task in specs:
-        for binding in task.bindings:
-            reference = provenance(task, binding, project_root, data_root)
-            cached = read_cache(cache_dir, reference) if cache_dir else None
-            if cached is None:
-                pending.append((task, binding, reference))
-            else:
-                _add_instance(texts, rejected, project_root, task, binding, reference, cached)
-    results = _run_pending(pending, project_root, data_root, jobs, progress, cache_dir)
-    for (task, binding, reference), result in zip(pending, results):
+    items = [(task, binding) for task in specs for binding in task.bindings]
+    for task, binding, reference, result in _results(items, project_root, data_root, jobs, progress, cache_dir):
         _add_instance(texts, rejected, project_root, task, binding, reference, result)
     _log_kept_shares(specs, rejected)
     return Rendered(dict(sorted(texts.items())), dict(sorted(rejected.items())), specs)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A whole task (subject None), or one recording or case of it, that made no instance."""
+
+    task_id: str
+    subject: str | None
+    reason: str
+
+
+@dataclass
+class Built:
+    """What a local build (`truth --dataset`, `truth --variants`) wrote, and what it skipped."""
+
+    written: list[Path] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
 
 def build_many(items: list[tuple[TaskSpec, Binding]], project_root: Path, data_root: Path, jobs: int = 1,
@@ -521,24 +529,34 @@ def build_many(items: list[tuple[TaskSpec, Binding]], project_root: Path, data_r
     """Instances of (task, binding) items built as `render` builds the committed ones (spawned
     workers with pinned threads, the result cache), and the case ids rejected with the reason:
     by a method ensemble, or by the script itself (e.g. a channel list with no clear winner)."""
-    references = [provenance(task, binding, project_root, data_root) for task, binding in items]
-    cached = [read_cache(cache_dir, ref) if cache_dir else None for ref in references]
-    pending = [(task, binding, ref) for (task, binding), ref, hit in zip(items, references, cached) if hit is None]
-    failures: dict[int, str] = {}
-    fresh = iter(_run_pending(pending, Path(project_root), data_root, jobs, progress, cache_dir, failures))
-    failed = {pending[index][0].case_id(pending[index][1]): why for index, why in failures.items()}
+    failed: dict[str, str] = {}
     instances: list[Instance] = []
     rejected: dict[str, str] = {}
-    for (task, binding), reference, hit in zip(items, references, cached):
-        if task.case_id(binding) in failed:
-            rejected[task.case_id(binding)] = f"the reference script refused it: {failed[task.case_id(binding)]}"
+    for task, binding, reference, result in _results(items, Path(project_root), data_root, jobs, progress,
+                                                     cache_dir, failed):
+        case_id = task.case_id(binding)
+        if case_id in failed:
+            rejected[case_id] = f"the reference script refused it: {failed[case_id]}"
             continue
-        result = hit if hit is not None else next(fresh)
         try:
             instances.append(assemble_instance(task, binding, reference, result))
         except BindingRejected as exc:
-            rejected[task.case_id(binding)] = "ensemble rejected: " + str(exc).split(": ", 1)[1]
+            rejected[case_id] = f"ensemble rejected: {_rejection(exc)}"
     return instances, rejected
+
+
+def _results(items: list[tuple[TaskSpec, Binding]], project_root: Path, data_root: Path, jobs: int,
+             progress: bool, cache_dir: Path | None, failures: dict[str, str] | None = None,
+             ) -> list[tuple[TaskSpec, Binding, Reference, dict[str, Any]]]:
+    """(task, binding, reference, script result) of every item, in order: from the cache when it
+    holds the result, else from the worker pool. A script that fails stops the build, unless
+    `failures` is given: then its case id gets the error there, and its result is empty."""
+    references = [provenance(task, binding, project_root, data_root) for task, binding in items]
+    cached = [read_cache(cache_dir, ref) if cache_dir else None for ref in references]
+    pending = [(task, binding, ref) for (task, binding), ref, hit in zip(items, references, cached) if hit is None]
+    fresh = iter(_run_pending(pending, project_root, data_root, jobs, progress, cache_dir, failures))
+    return [(task, binding, ref, hit if hit is not None else next(fresh))
+            for (task, binding), ref, hit in zip(items, references, cached)]
 
 
 def write_task_folders(instances: list[Instance], folder: Path, task_ids: list[str]) -> list[Path]:
@@ -565,9 +583,14 @@ def _add_instance(texts: dict[Path, str], rejected: dict[str, str], project_root
         instance = assemble_instance(task, binding, reference, result)
     except BindingRejected as exc:
         log.warning("binding rejected: %s", exc)
-        rejected[task.case_id(binding)] = str(exc).split(": ", 1)[1]
+        rejected[task.case_id(binding)] = _rejection(exc)
         return
     texts[instance_path(project_root, task, binding)] = dump_instance(instance)
+
+
+def _rejection(exc: BindingRejected) -> str:
+    """The reason of a rejection, without the case id that leads its message."""
+    return str(exc).split(": ", 1)[1]
 
 
 def _log_kept_shares(specs: list[TaskSpec], rejected: dict[str, str]) -> None:
@@ -582,12 +605,12 @@ def _log_kept_shares(specs: list[TaskSpec], rejected: dict[str, str]) -> None:
 
 def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
                  jobs: int, progress: bool, cache_dir: Path | None,
-                 failures: dict[int, str] | None = None) -> list[dict[str, Any]]:
+                 failures: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Script results of `pending` (task, binding, reference) items, in order, from a pool
     of spawned workers (none is started when nothing is pending). Each result is cached as
     soon as it arrives, so a run that fails on one binding keeps the others' work. A script
-    that fails stops the run, unless `failures` is given: then its index gets the error, and
-    the results leave it out."""
+    that fails stops the run, unless `failures` is given: then its case id gets the error
+    there, and its result is empty."""
     if not pending:
         return []
     results: list[dict[str, Any] | None] = [None] * len(pending)
@@ -607,7 +630,9 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
                 except TruthError as exc:
                     if failures is None:
                         raise
-                    failures[index] = str(exc).split(": ", 1)[-1].splitlines()[0]
+                    task, binding, _ = pending[index]
+                    failures[task.case_id(binding)] = str(exc).split(": ", 1)[-1].splitlines()[0]
+                    results[index] = {}
                     continue
                 results[index] = result
                 if cache_dir:
@@ -617,7 +642,7 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
             raise
-    return [result for result in results if result is not None]  # every future completed, less failures
+    return [result for result in results if result is not None]  # all of them: every future completed
 
 
 # --- the result cache ----------------------------------------------------------------------

@@ -18,7 +18,6 @@ import hashlib
 import random
 import string
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import truth
@@ -32,26 +31,9 @@ from validation.errors import UserError
 DEFAULT_MAX_BINDINGS = 8
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """A whole task (recording None), or one recording for a task, that made no instance."""
-
-    task_id: str
-    recording: str | None  # None: the whole task
-    reason: str
-
-
-@dataclass
-class BindResult:
-    """What `bind_dataset` wrote, and what it skipped with the reason."""
-
-    written: list[Path] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-
-
 def bind_dataset(dataset: str, root: Path, project_root: Path, data_root: Path, out_dir: Path,
                  tasks: list[str] | None = None, max_bindings: int = DEFAULT_MAX_BINDINGS, jobs: int = 1,
-                 progress: bool = True, cache_dir: Path | None = None) -> BindResult:
+                 progress: bool = True, cache_dir: Path | None = None) -> truth.Built:
     """Bind the selected tasks (all by default) to the dataset at `root`; write their instances."""
     if max_bindings < 1:
         raise UserError(f"--max-bindings must be at least 1, got {max_bindings}")
@@ -60,25 +42,24 @@ def bind_dataset(dataset: str, root: Path, project_root: Path, data_root: Path, 
         raise UserError(f"--root {root} is not a directory")
     recordings = READERS.get(dataset).recordings(root)
     names = opaque_names([r.key for r in recordings], "r", dataset)
-    result = BindResult()
+    result = truth.Built()
     items: list[tuple[truth.TaskSpec, truth.Binding]] = []
     keys: list[str] = []  # the recording of each item
     specs = truth.load_tasks(Path(project_root), tasks)
     for spec in specs:
         if spec.local is None:
-            result.skipped.append(Skipped(spec.task_id, None, "no local binding declared: its instruction "
+            result.skipped.append(truth.Skipped(spec.task_id, None, "no local binding declared: its instruction "
                                                                 "describes its packaged recording"))
             continue
         local_spec = _local_spec(spec, dataset)
         for recording, proposal in _proposals(spec, recordings, max_bindings, result.skipped):
-            case = LocalCase(name=f"{dataset}_{names[recording.key]}", params=proposal.params,
-                             files=_files(recording, proposal), content=_content(recording, proposal))
+            case = _case(f"{dataset}_{names[recording.key]}", recording, proposal)
             items.append((local_spec, stage_case(dataset, case, Path(data_root))))
             keys.append(recording.key)
     instances, rejected = truth.build_many(items, Path(project_root), Path(data_root), jobs=jobs,
                                            progress=progress, cache_dir=cache_dir)
     sources = {spec.case_id(binding): key for (spec, binding), key in zip(items, keys)}
-    result.skipped += [Skipped(case_id.rsplit("-", 1)[0], sources[case_id], why) for case_id, why in rejected.items()]
+    result.skipped += [truth.Skipped(case_id.rsplit("-", 1)[0], sources[case_id], why) for case_id, why in rejected.items()]
     result.written = truth.write_task_folders(instances, Path(out_dir) / dataset, [s.task_id for s in specs if s.local])
     return result
 
@@ -94,7 +75,7 @@ def _local_spec(spec: truth.TaskSpec, dataset: str) -> truth.TaskSpec:
 
 
 def _proposals(spec: truth.TaskSpec, recordings: list[Recording], max_bindings: int,
-               skipped: list[Skipped]) -> list[tuple[Recording, Proposal]]:
+               skipped: list[truth.Skipped]) -> list[tuple[Recording, Proposal]]:
     """Up to max_bindings (recording, params) for the task, the others reported as skipped."""
     assert spec.local is not None
     binder = BINDERS.get(spec.local.binder)
@@ -111,7 +92,7 @@ def _proposals(spec: truth.TaskSpec, recordings: list[Recording], max_bindings: 
             except Unfit as exc:
                 why = str(exc)
         if why is not None:
-            skipped.append(Skipped(spec.task_id, recording.key, why))
+            skipped.append(truth.Skipped(spec.task_id, recording.key, why))
             continue
         missing = placeholders - set(proposal.params)
         if missing:
@@ -121,7 +102,7 @@ def _proposals(spec: truth.TaskSpec, recordings: list[Recording], max_bindings: 
     chosen = pick(fitting, max_bindings, f"{spec.task_id}/{len(recordings)}")
     for recording, _ in fitting:
         if all(recording is not r for r, _ in chosen):
-            skipped.append(Skipped(spec.task_id, recording.key, f"fits, beyond --max-bindings {max_bindings}"))
+            skipped.append(truth.Skipped(spec.task_id, recording.key, f"fits, beyond --max-bindings {max_bindings}"))
     return chosen
 
 
@@ -130,19 +111,17 @@ def _rng(task_id: str, recording: Recording) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _files(recording: Recording, proposal: Proposal) -> list[tuple[Path, str]]:
+def _case(name: str, recording: Recording, proposal: Proposal) -> LocalCase:
+    """The binding's files: the derived inputs, or the recording (and its events file)."""
     if proposal.derived:
-        return [(recording.signal, suffix) for suffix in _derived(proposal)]
+        derived = _derived(proposal)
+        return LocalCase(name=name, params=proposal.params, files=[(recording.signal, suffix) for suffix in derived],
+                         content=derived)
     files = [(recording.signal, recording.suffix)]
     if recording.events_tsv is not None:
         files.append((recording.events_tsv, "_events.tsv"))
-    return files
-
-
-def _content(recording: Recording, proposal: Proposal) -> dict[str, Callable[[], bytes]]:
-    if proposal.derived:
-        return _derived(proposal)
-    return {recording.suffix: recording.content} if recording.content is not None else {}
+    content = {recording.suffix: recording.content} if recording.content is not None else {}
+    return LocalCase(name=name, params=proposal.params, files=files, content=content)
 
 
 def _derived(proposal: Proposal) -> dict[str, Callable[[], bytes]]:

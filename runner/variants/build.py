@@ -16,7 +16,6 @@ offset or the SNR), which the report pairs with the original's score. Instances 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,41 +30,24 @@ from validation.instance import Instance
 FOLDER = "variants"
 
 
-@dataclass(frozen=True)
-class Skipped:
-    """A task, or one variant of a case, that makes no instance, and why."""
-
-    task_id: str
-    case_id: str | None
-    reason: str
-
-
-@dataclass
-class VariantResult:
-    """What `build_variants` wrote and what it skipped."""
-
-    written: list[Path] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-
-
 def build_variants(project_root: Path, data_root: Path, out_dir: Path, count: int, seed: int,
                    tasks: list[str] | None = None, jobs: int = 1, progress: bool = True,
-                   cache_dir: Path | None = None) -> VariantResult:
+                   cache_dir: Path | None = None) -> truth.Built:
     """K variants of every binding of the selected tasks that declare variants."""
     if count < 1:
         raise UserError(f"--variants must be at least 1, got {count}")
-    result = VariantResult()
+    result = truth.Built()
     items: list[tuple[truth.TaskSpec, truth.Binding]] = []
     records: dict[str, tuple[str, dict[str, object]]] = {}
     specs = truth.load_tasks(Path(project_root), tasks)
     for spec in specs:
         if spec.variants is None:
-            result.skipped.append(Skipped(spec.task_id, None, "declares no variants"))
+            result.skipped.append(truth.Skipped(spec.task_id, None, "declares no variants"))
             continue
         for binding in spec.bindings:
             for index in range(1, count + 1):
                 made = _variant(spec, spec.variants, binding, index, seed, Path(data_root))
-                if isinstance(made, Skipped):
+                if isinstance(made, truth.Skipped):
                     result.skipped.append(made)
                     continue
                 variant, record = made
@@ -73,7 +55,7 @@ def build_variants(project_root: Path, data_root: Path, out_dir: Path, count: in
                 records[spec.case_id(variant)] = (spec.case_id(binding), record)
     instances, rejected = truth.build_many(items, Path(project_root), Path(data_root), jobs=jobs,
                                            progress=progress, cache_dir=cache_dir)
-    result.skipped += [Skipped(case_id.rsplit("-", 1)[0], case_id, why)
+    result.skipped += [truth.Skipped(case_id.rsplit("-", 1)[0], case_id, why)
                        for case_id, why in rejected.items()]
     marked = [_marked(instance, *records[instance.meta_info.case_id]) for instance in instances]
     result.written = truth.write_task_folders(marked, Path(out_dir) / FOLDER, [s.task_id for s in specs if s.variants])
@@ -87,7 +69,7 @@ def transform_for(rules: VariantRules, case_id: str, index: int, seed: int) -> s
 
 
 def _variant(spec: truth.TaskSpec, rules: VariantRules, binding: truth.Binding, index: int, seed: int,
-             data_root: Path) -> tuple[truth.Binding, dict[str, object]] | Skipped:
+             data_root: Path) -> tuple[truth.Binding, dict[str, object]] | truth.Skipped:
     case_id = spec.case_id(binding)
     name = transform_for(rules, case_id, index, seed)
     paths = binding.input_paths()
@@ -96,7 +78,7 @@ def _variant(spec: truth.TaskSpec, rules: VariantRules, binding: truth.Binding, 
     try:
         derived = apply(name, inputs, dict(binding.params), rules, rng)
     except VariantError as exc:
-        return Skipped(spec.task_id, f"{case_id}_v{index}", str(exc))
+        return truth.Skipped(spec.task_id, f"{case_id}_v{index}", str(exc))
     staged = {rel: rel if derived.inputs[rel] == inputs[rel] else _stage(rel, derived.inputs[rel], data_root)
               for rel in paths}
     variant = binding.model_copy(update={

@@ -31,7 +31,7 @@ def test_one_task_bound_to_hmc_is_staged_opaquely_and_skips_are_explained(tmp_pa
                           tasks=["fa_band_power_db", "sa_stage_percent", "nc_p1_peak"], progress=False)
     bound = sorted(p.relative_to(tmp_path / "out") for p in result.written)
     assert [p.parts[:2] for p in bound] == [("hmc", "fa_band_power_db"), ("hmc", "sa_stage_percent")]
-    reasons = {(s.task_id, s.recording): s.reason for s in result.skipped}
+    reasons = {(s.task_id, s.subject): s.reason for s in result.skipped}
     assert reasons[("nc_p1_peak", None)].startswith("no local binding declared")
     assert any(r.startswith("fits, beyond --max-bindings 1") for r in reasons.values())
     instance = json.loads(result.written[0].read_text())
