@@ -16,6 +16,7 @@ from runner.paradigms import PARADIGMS
 from runner.paths import Environment
 from runner.run.environment import describe
 from runner.run.executors import EXECUTORS
+from runner.run.instance import InstanceParts
 from runner.run.records import split_key
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
@@ -80,8 +81,8 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
     try:
         scorer = build_scorer(config.scoring, evaluated=config.model, env=env)
         console.print(f"scoring: {_scoring_line(scorer)}")
-        parts = RunParts(model=model, paradigm=paradigm, backend=backend,
-                         executor=EXECUTORS.get(config.executor), scorer=scorer, data_root=data_root)
+        instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=data_root)
+        parts = RunParts(instance=instance_parts, executor=EXECUTORS.get(config.executor), scorer=scorer)
         yield parts, {
             **describe(env.paths.project_root),
             "model": model.describe(),

@@ -37,7 +37,7 @@ def starved(duration_s: float, cpu_s: float | None, host_load: float | None) -> 
         return False
     return host_load > OVERLOAD_LOAD and cpu_s < OVERLOAD_CPU_SHARE * duration_s
 
-EventKind = Literal["model_retry", "kernel_restart", "sandbox_failure", "interrupted", "worker_lost"]
+EventKind = Literal["model_retry", "model_wait", "kernel_restart", "sandbox_failure", "interrupted", "worker_lost"]
 
 
 class InfraEvent(BaseModel):

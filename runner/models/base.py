@@ -60,6 +60,7 @@ class Completion:
     latency_s: float
     tool_calls: list[ToolCall] = field(default_factory=list)  # native function calls, if any
     retries: list[str] = field(default_factory=list)  # failed attempts before this reply
+    queued_s: float = 0.0  # time its attempts waited for the endpoint limiter's grant
 
 
 class ModelSession(ABC):

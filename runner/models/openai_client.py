@@ -96,11 +96,12 @@ def check_base_url(variable: str, url: str) -> str:
     raise UserError(f"{variable}={shown!r}: {problem}, e.g. https://api.openai.com/v1")
 
 
-def limiter_for(settings: ModelSettings) -> EndpointLimiter:
-    """The endpoint limiter of a run's settings; a connection's lease outlasts any request
-    (the client gives up on one after timeout_s)."""
-    return EndpointLimiter(settings.max_connections, settings.rpm, settings.tpm,
-                           lease_s=settings.timeout_s + LEASE_MARGIN_S)
+def limiter_options(settings: ModelSettings) -> dict[str, Any]:
+    """EndpointLimiter's keyword arguments from a run's settings (for one in this process or
+    one shared actor); a connection's lease outlasts any request (the client gives up on one
+    after timeout_s)."""
+    return {"max_connections": settings.max_connections, "rpm": settings.rpm, "tpm": settings.tpm,
+            "lease_s": settings.timeout_s + LEASE_MARGIN_S}
 
 
 def settings_options(settings: ModelSettings) -> dict[str, Any]:
@@ -114,7 +115,7 @@ def settings_options(settings: ModelSettings) -> dict[str, Any]:
         "model_args": settings.model_args,
         "timeout_s": settings.timeout_s,
         "max_retries": settings.max_retries,
-        "limiter": limiter_for(settings),
+        "limiter": EndpointLimiter(**limiter_options(settings)),
     }
 
 
@@ -210,9 +211,10 @@ class OpenAIModel(Model):
         `extra` goes into the request as is (e.g. response_format for JSON mode)."""
         attempt = 0
         retries: list[str] = []
+        queued = 0.0
         estimate = self.estimate_tokens(messages, tools)
         while True:
-            self._acquire(estimate)
+            queued += self._acquire(estimate)
             used = estimate  # what the limiter is charged unless the endpoint reports usage
             start = time.perf_counter()
             try:
@@ -220,6 +222,7 @@ class OpenAIModel(Model):
                 completion = _completion(response, time.perf_counter() - start)
                 used = completion.usage.total() or estimate
                 completion.retries = retries
+                completion.queued_s = round(queued, 3)
                 self.answered = True
                 _raise_refusal(self.name, response)
                 return completion
@@ -249,12 +252,14 @@ class OpenAIModel(Model):
             sent += len(json.dumps(tools, ensure_ascii=False, default=str))
         return sent // CHARS_PER_TOKEN + self.max_tokens
 
-    def _acquire(self, tokens: int) -> None:
-        """Wait for the limiter's grant; close() ends the wait."""
+    def _acquire(self, tokens: int) -> float:
+        """Wait for the limiter's grant; the seconds waited. close() ends the wait."""
+        start = time.monotonic()
         while (wait := self.limiter.try_acquire(tokens)) > 0:
             if self._closing.wait(wait):
                 raise ModelError(f"{self.name}: model closed while waiting for a connection",
                                  infrastructure=True)
+        return time.monotonic() - start
 
     def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Full jitter: uniform in [0, min(cap, base * 2**attempt)], and at least Retry-After

@@ -19,6 +19,10 @@ from validation.instance import Instance
 
 C = TypeVar("C", bound=Completion)
 
+# A request held back this long by the run's endpoint limits is an event in the transcript:
+# a slow instance should show whether it waited on the endpoint's budget or on the model.
+QUEUE_EVENT_S = 1.0
+
 # How a failed model call ends the instance ("setup" stops the whole run instead).
 MODEL_FAILURE_STATUS: dict[ModelFailure, InstanceStatus] = {
     "transport": "infra_error", "harness": "infra_error", "setup": "infra_error",
@@ -118,6 +122,9 @@ class TurnLoop:
             raise Stop(MODEL_FAILURE_STATUS[exc.kind], f"model {exc.kind} error: {exc}") from exc
         for retry in completion.retries:
             self._event("model_retry", retry)
+        if completion.queued_s >= QUEUE_EVENT_S:
+            self._event("model_wait", f"waited {completion.queued_s:.1f} s for the endpoint's limits "
+                                      "(--max-connections, --rpm, --tpm) before the request was sent")
         self.tokens_used += completion.usage.total() or 0  # unreported usage cannot be counted
         return completion
 

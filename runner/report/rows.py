@@ -58,6 +58,7 @@ class RoleCost(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0  # part of completion_tokens, where the endpoint reports it
     seconds: float = 0.0
 
 
@@ -347,6 +348,7 @@ def _roles(result: ResultRecord, transcript: TranscriptRecord | None,
            score: InstanceScore | None) -> dict[str, RoleCost]:
     target = RoleCost(calls=len(transcript.turns) if transcript else result.rounds,
                       prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                      reasoning_tokens=result.reasoning_tokens,
                       seconds=round(math.fsum(t.latency_s for t in transcript.turns), 3) if transcript else 0.0)
     roles = {"target": target}
     for turn in transcript.turns if transcript else []:
@@ -355,6 +357,7 @@ def _roles(result: ResultRecord, transcript: TranscriptRecord | None,
             part.calls += 1
             part.prompt_tokens += turn.usage.prompt_tokens or 0
             part.completion_tokens += turn.usage.completion_tokens or 0
+            part.reasoning_tokens += turn.usage.reasoning_tokens or 0
             part.seconds = round(part.seconds + turn.latency_s, 3)
     if score is not None:
         calls = [("parser", c) for c in score.parser_calls] + [("judge", c) for c in score.judge_calls]
@@ -367,6 +370,7 @@ def _add_call(cost: RoleCost, call: dict[str, Any]) -> None:
     cost.calls += 1
     cost.prompt_tokens += int(call.get("prompt_tokens") or 0)
     cost.completion_tokens += int(call.get("completion_tokens") or 0)
+    cost.reasoning_tokens += int(call.get("reasoning_tokens") or 0)
     cost.seconds = round(cost.seconds + float(call.get("latency_s") or 0.0), 3)
 
 

@@ -66,7 +66,9 @@ class InstanceParts:
 class InstanceRunner:
     """Runs instances one call at a time per thread; `abort` unblocks every running one."""
 
-    def __init__(self, config: RunConfig, run_id: str, parts: InstanceParts, *, warm_slots: int) -> None:
+    def __init__(self, config: RunConfig, run_id: str, parts: InstanceParts, *, warm_slots: int,
+                 where: str = "") -> None:
+        """`where`: where a remote worker runs, for controller.log ("" in the controller)."""
         self.config = config
         self.run_id = run_id
         self.parts = parts
@@ -78,7 +80,7 @@ class InstanceRunner:
         self.pool = WarmPool(parts.backend.start, warm_slots) if warm else None
         self._prefetched: set[str] = set()  # entry keys
         self.sandbox_waits: dict[str, float] = {}  # entry key -> seconds its run waited for a sandbox
-        self.where = ""  # where a remote worker runs, for controller.log ("" in the controller)
+        self.where = where
 
     def work(self, unit: Instance, recorder: Recorder) -> Attempt | None:
         """Sandbox, session, the paradigm's loop, teardown and retained artifacts of one

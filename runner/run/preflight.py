@@ -10,15 +10,16 @@ behind by crashed runs on that node.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runner.fileio import sha256_file
 from runner.paths import PROJECT_ROOT
 from runner.run.environment import library_versions
-from runner.sandbox import choose_backend
 from runner.sandbox import workspace as workspaces
+from runner.sandbox.base import Backend
 
 # What the harness runs with: a node whose copy differs would score or sandbox differently.
 CODE_DIRS = ("runner", "validation", "braintools", "eegtools", "reference_scripts", "reference_plans", "kernel_image")
@@ -69,31 +70,29 @@ def input_hashes(data_root: Path, paths: Iterable[str]) -> dict[str, str]:
     return hashes
 
 
-def kernel_fingerprint(sandbox: str) -> dict[str, str]:
-    """The sandbox backend's name and what its kernels run: the image id for Docker, the
-    installed library versions for the local venv."""
-    backend, _ = choose_backend(sandbox)
-    described = backend.describe()
+def kernel_fingerprint(described: Mapping[str, Any]) -> dict[str, str]:
+    """The sandbox backend's name and what its kernels run, from the backend's `describe()`:
+    the image id for Docker, the installed library versions for the local venv."""
     if "image_id" in described:
-        return {"backend": backend.name, "image_id": str(described["image_id"])}
-    return {"backend": backend.name, **library_versions()}
+        return {"backend": str(described["name"]), "image_id": str(described["image_id"])}
+    return {"backend": str(described["name"]), **library_versions()}
 
 
-def fingerprint(sandbox: str, data_root: Path, inputs: Iterable[str]) -> Fingerprint:
-    """This machine's fingerprint for a run."""
-    return Fingerprint(code=code_hash(), kernel=kernel_fingerprint(sandbox), inputs=input_hashes(data_root, inputs))
+def fingerprint(described: Mapping[str, Any], data_root: Path, inputs: Iterable[str]) -> Fingerprint:
+    """This machine's fingerprint for a run whose backend describes itself as `described`."""
+    return Fingerprint(code=code_hash(), kernel=kernel_fingerprint(described), inputs=input_hashes(data_root, inputs))
 
 
-def check_node(node: str, sandbox: str, needs_sandbox: bool, data_root: Path, expected: Fingerprint) -> NodeCheck:
-    """Compare this machine with the driver's fingerprint; collect stale sandboxes."""
+def check_node(node: str, backend: Backend, needs_sandbox: bool, data_root: Path, expected: Fingerprint) -> NodeCheck:
+    """Compare this machine with the driver's fingerprint; collect stale sandboxes. The
+    backend is asked once (for Docker, one daemon query)."""
     check = NodeCheck(node=node)
-    backend, _ = choose_backend(sandbox)
-    available, why = backend.available()
-    if needs_sandbox and not available:
-        check.problems.append(f"sandbox backend {backend.name} cannot run here: {why}")
-    if available:
+    described = backend.describe()
+    if needs_sandbox and not described["available"]:
+        check.problems.append(f"sandbox backend {backend.name} cannot run here: {described['detail']}")
+    if described["available"]:
         check.stale_collected = backend.collect_stale() + workspaces.collect_stale()
-    here = fingerprint(sandbox, data_root, expected.inputs)
+    here = fingerprint(described, data_root, expected.inputs)
     if here.code != expected.code:
         check.problems.append(f"code differs from the driver's (sources hash {here.code[:12]} vs {expected.code[:12]}): "
                               "check out the same revision on every node")

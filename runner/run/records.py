@@ -169,6 +169,7 @@ class GroupSummary(BaseModel):
     statuses: dict[str, int]
     prompt_tokens: int
     completion_tokens: int
+    reasoning_tokens: int = 0  # part of completion_tokens; absent in summaries written before
     duration_s: float
 
 

@@ -22,19 +22,17 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from types import FrameType, TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from runner.config import RunConfig
-from runner.models.base import Model
-from runner.paradigms.base import Paradigm
 from runner.paradigms.loop import InstanceOutcome
 from runner.run.bundle import Bundle, WorkerSpec
 from runner.run.executors.base import Attempt, Executor
 from runner.run.instance import InstanceParts, InstanceRunner
+from runner.run.preflight import Fingerprint, fingerprint
 from runner.run.records import (
     EpochInstance,
     ResultRecord,
@@ -45,7 +43,6 @@ from runner.run.records import (
     token_totals,
 )
 from runner.run.store import RunStore
-from runner.sandbox.base import Backend
 from runner.sandbox.procfs import start_time
 from runner.scoring.scorer import Scorer
 from runner.transcript import InfraEvent
@@ -80,14 +77,12 @@ class Tally:
 
 @dataclass(frozen=True)
 class RunParts:
-    """What a run is made of, built by `eegbench eval` from the RunConfig."""
+    """What a run is made of, built by `eegbench eval` from the RunConfig: what this
+    process runs instances with, where they run, and how they are scored."""
 
-    model: Model
-    paradigm: Paradigm
-    backend: Backend
+    instance: InstanceParts
     executor: Executor
     scorer: Scorer
-    data_root: Path
 
 
 class Scheduler:
@@ -101,9 +96,7 @@ class Scheduler:
         self.parts = parts
         self.console = console or Console(stderr=True)
         self.variables = dict(variables or {})
-        instance_parts = InstanceParts(model=parts.model, paradigm=parts.paradigm, backend=parts.backend,
-                                       data_root=parts.data_root)
-        self.runner = InstanceRunner(config, store.run_id, instance_parts, warm_slots=config.jobs)
+        self.runner = InstanceRunner(config, store.run_id, parts.instance, warm_slots=config.jobs)
         self.stop = self.runner.stop
         self._tally = Tally(total=0)
         self._refresh: Callable[[], None] = _nothing
@@ -191,7 +184,7 @@ class Scheduler:
         score = self._score(attempt) if outcome.status != "infra_error" else None
         transcript = TranscriptRecord(
             case_id=instance.case_id, epoch=epoch, status=outcome.status, error=outcome.error,
-            messages=outcome.messages, turns=outcome.turns, events=attempt.events, paradigm=self.parts.paradigm.name,
+            messages=outcome.messages, turns=outcome.turns, events=attempt.events, paradigm=self.parts.instance.paradigm.name,
             started_at=attempt.started_at, controller_pid=os.getpid(), controller_start=start_time(os.getpid()),
         )
         self.store.write_instance(key, instance, transcript, outcome.report, attempt.artifacts, score)
@@ -210,7 +203,7 @@ class Scheduler:
         """The worker running `instance` was lost (a node or actor died): infra_error,
         retried on resume."""
         key = key_of(instance)
-        self.store.begin_instance(key, self.parts.paradigm.name)
+        self.store.begin_instance(key, self.parts.instance.paradigm.name)
         event = InfraEvent(kind="worker_lost", detail=reason)
         self.store.append_event(key, event)
         log.warning("%s: %s", key, reason)
@@ -219,8 +212,14 @@ class Scheduler:
 
     def worker_spec(self) -> WorkerSpec:
         """What a worker on another machine needs to build its own InstanceRunner."""
-        return WorkerSpec(config=self.config, run_id=self.store.run_id, data_root=self.parts.data_root,
+        return WorkerSpec(config=self.config, run_id=self.store.run_id, data_root=self.parts.instance.data_root,
                           variables=self.variables)
+
+    def fingerprint(self, instances: list[Instance]) -> Fingerprint:
+        """This machine's fingerprint for `instances`: what every remote node must match."""
+        inputs = sorted({p for i in instances for p in i.agent_input.input_paths()})
+        parts = self.parts.instance
+        return fingerprint(parts.backend.describe(), parts.data_root, inputs)
 
     def _score(self, attempt: Attempt) -> InstanceScore:
         manifest = [a.as_manifest() for a in attempt.artifacts]

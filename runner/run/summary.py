@@ -42,5 +42,6 @@ def _group(records: list[ResultRecord]) -> GroupSummary:
         statuses=dict(sorted(Counter(r.status for r in records).items())),
         prompt_tokens=sum(r.prompt_tokens for r in records),
         completion_tokens=sum(r.completion_tokens for r in records),
+        reasoning_tokens=sum(r.reasoning_tokens for r in records),
         duration_s=round(math.fsum(r.duration_s for r in records), 3),
     )

@@ -48,18 +48,21 @@ def _cost(ctx: ReportContext) -> ReportTable:
             runs = len(ctx.config_rows(config))
             rows.append({"model": config.model, "paradigm": config.paradigm, "role": role, "calls": total.calls,
                          "prompt_tokens": total.prompt_tokens, "completion_tokens": total.completion_tokens,
+                         "reasoning_tokens": total.reasoning_tokens,
                          "seconds": total.seconds, "money": money if priced else None,
                          "tokens_per_instance": (total.prompt_tokens + total.completion_tokens) / runs if runs else None})
     columns = [Column(key="model", title="model"), Column(key="paradigm", title="paradigm"),
                Column(key="role", title="role"), Column(key="calls", title="calls", kind="int"),
                Column(key="prompt_tokens", title="tokens in", kind="int"),
                Column(key="completion_tokens", title="tokens out", kind="int"),
+               Column(key="reasoning_tokens", title="of which reasoning", kind="int"),
                Column(key="tokens_per_instance", title="tokens per instance run", kind="count"),
                Column(key="seconds", title="wall time (model calls)", kind="seconds"),
                Column(key="money", title="cost", kind="money")]
     notes = ["Tokens as the endpoints reported them (a model that reports none counts 0). Wall time: the sum of "
              "the role's call latencies. target:<role> rows split the target's tokens by the BrainAgent role it "
-             "played (supervisor, each subagent); they are part of the target row, not added to it."]
+             "played (supervisor, each subagent); they are part of the target row, not added to it. Reasoning "
+             "tokens are part of tokens out, counted where the endpoint reports them (0 otherwise)."]
     notes.append(f"Prices from {prices.source} ($ per million tokens)." if prices else
                  "No price file (--prices prices.toml): cost not computed.")
     return ReportTable(name="cost", title="Tokens, time and cost per role", section=SECTION, columns=columns,
@@ -77,6 +80,7 @@ def _sum(run: RunData, role: str) -> RoleCost:
 def _add(a: RoleCost, b: RoleCost) -> RoleCost:
     return RoleCost(calls=a.calls + b.calls, prompt_tokens=a.prompt_tokens + b.prompt_tokens,
                     completion_tokens=a.completion_tokens + b.completion_tokens,
+                    reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
                     seconds=round(a.seconds + b.seconds, 3))
 
 

@@ -23,6 +23,7 @@ from validation.instance import Instance
 
 if TYPE_CHECKING:
     from runner.run.bundle import Bundle, WorkerSpec
+    from runner.run.preflight import Fingerprint
 
 
 @dataclass
@@ -54,6 +55,10 @@ class Job(Protocol):
 
     def worker_spec(self) -> WorkerSpec:
         """What a remote worker builds its parts from."""
+
+    def fingerprint(self, instances: list[Instance]) -> Fingerprint:
+        """The driver's code, kernel environment and input hashes for `instances`, which a
+        remote node must match to take work (runner/run/preflight.py)."""
 
     def progress(self, running: int, upcoming: list[Instance]) -> None:
         """How many run now, and the next ones to start (for the warm pool and the bar)."""

@@ -38,7 +38,8 @@ def worker_data_root(spec: WorkerSpec) -> Path:
 def preflight(spec: WorkerSpec, node: str, expected: Fingerprint) -> NodeCheck:
     """The node's pre-flight (runner/run/preflight.py), run on that node."""
     paradigm = PARADIGMS.get(spec.config.paradigm)
-    return check_node(node, spec.config.sandbox, paradigm.needs_sandbox, worker_data_root(spec), expected)
+    backend, _ = choose_backend(spec.config.sandbox)
+    return check_node(node, backend, paradigm.needs_sandbox, worker_data_root(spec), expected)
 
 
 class SharedLimiter:
@@ -74,8 +75,8 @@ class InstanceActor:
         if spec.limiter is not None and hasattr(model, "limiter"):
             model.limiter = spec.limiter  # one endpoint budget for the whole cluster
         parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=worker_data_root(spec))
-        self.runner = InstanceRunner(spec.config, spec.run_id, parts, warm_slots=1)
-        self.runner.where = f" on Ray node {node[:12]}, worker pid {os.getpid()}"
+        self.runner = InstanceRunner(spec.config, spec.run_id, parts, warm_slots=1,
+                                     where=f" on Ray node {node[:12]}, worker pid {os.getpid()}")
 
     def ready(self) -> int:
         """The actor's process id, once it is built."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from runner.run.bundle import Bundle, WorkerSpec
 from runner.run.executors.base import Executor, Job
-from runner.run.preflight import Fingerprint, NodeCheck, fingerprint
+from runner.run.preflight import Fingerprint, NodeCheck
 from validation.errors import InfrastructureError, UserError
 from validation.instance import Instance
 
@@ -70,7 +70,7 @@ class RayExecutor(Executor):
         ray = _ray()
         spec = job.worker_spec()
         with _connected(ray):
-            slots = self._place(ray, spec, instances, jobs)
+            slots = self._place(ray, spec, job, instances, jobs)
             try:
                 self._drive(ray, slots, list(reversed(instances)), job, spec.config.warm_pool)
             except BaseException:
@@ -83,10 +83,9 @@ class RayExecutor(Executor):
 
     # -- placement ------------------------------------------------------------------------
 
-    def _place(self, ray: Any, spec: WorkerSpec, instances: list[Instance], jobs: int) -> list[Slot]:
+    def _place(self, ray: Any, spec: WorkerSpec, job: Job, instances: list[Instance], jobs: int) -> list[Slot]:
         """Actors on the nodes that pass the pre-flight, as many as fit, up to `jobs`."""
-        inputs = sorted({p for i in instances for p in i.agent_input.input_paths()})
-        expected = fingerprint(spec.config.sandbox, spec.data_root, inputs)
+        expected = job.fingerprint(instances)
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         passed = [n for n, check in zip(nodes, _preflight(ray, spec, nodes, expected)) if _say(check)]
         per_node = {n["NodeID"]: _capacity(n, spec) for n in passed}
@@ -215,16 +214,14 @@ def _round_robin(per_node: dict[str, int], jobs: int) -> list[str]:
 def _with_shared_limiter(ray: Any, spec: WorkerSpec) -> WorkerSpec:
     """An endpoint model's limits hold across the cluster: one limiter actor for the run
     (a model with its own server per worker, or none, paces nothing shared)."""
-    from runner.models.openai_client import limiter_for
+    from runner.models.openai_client import limiter_options
     from runner.models.ratelimit import EndpointLimiter
     from runner.models.spec import ModelSpec
     from runner.run.executors.ray_actor import SharedLimiter
 
     if ModelSpec.parse(spec.config.model).kind != "openai":
         return spec
-    local = limiter_for(spec.config.model_settings)
-    handle = ray.remote(EndpointLimiter).options(num_cpus=0).remote(
-        local.max_connections, local.rpm, local.tpm, lease_s=local.lease_s)
+    handle = ray.remote(EndpointLimiter).options(num_cpus=0).remote(**limiter_options(spec.config.model_settings))
     return replace(spec, limiter=SharedLimiter(handle))
 
 

@@ -210,6 +210,17 @@ def test_close_ends_a_wait_for_a_connection():
     assert not worker.is_alive() and "waiting for a connection" in str(outcome["error"])
 
 
+def test_the_time_a_request_waited_for_a_connection_is_reported():
+    limiter = EndpointLimiter(1)
+    assert limiter.try_acquire(1) == 0.0  # another worker holds the only connection for 0.5 s
+    threading.Timer(0.5, limiter.release, args=(1,)).start()
+    with ScriptedServer([ok(), ok()]) as server:
+        client = model(server.url, limiter=limiter)
+        waited = client.session(None).complete(MESSAGES)
+        free = client.session(None).complete(MESSAGES)
+    assert 0.4 <= waited.queued_s < 5 and free.queued_s < 0.4
+
+
 def test_the_tpm_limiter_is_charged_the_real_usage():
     class Recording(EndpointLimiter):
         def __init__(self) -> None:

@@ -155,6 +155,23 @@ def test_retried_model_calls_and_kernel_restarts_become_infrastructure_events():
     assert "HTTP 503" in events[0].detail and events[1].detail == "after a timeout execution"
 
 
+def test_a_request_held_back_by_the_endpoint_limits_is_a_model_wait_event():
+    class Queued(Replies):
+        waits = iter([2.5, 0.2])  # only a wait of a second or more is worth an event
+
+        def complete(self, messages):
+            completion = super().complete(messages)
+            completion.queued_s = next(self.waits)
+            return completion
+
+    events = []
+    loop = CodeActLoop(make_instance(), Queued(["<execute>x=1</execute>", "<solution>x</solution>"]),
+                       FakeSandbox(), ControlLimits(), on_event=events.append)
+    assert loop.run().status == "solution"
+    assert [(e.kind, e.turn) for e in events] == [("model_wait", 0)]
+    assert events[0].detail.startswith("waited 2.5 s for the endpoint's limits (--max-connections")
+
+
 def test_sandbox_failure_is_an_event_too():
     events = []
     loop = CodeActLoop(make_instance(), Replies(["<execute>x=1</execute>"]), FakeSandbox(raises=SandboxError("gone")),

@@ -1,9 +1,36 @@
 """A node's pre-flight (runner/run/preflight.py): the same code, kernel and inputs as the
 driver, or no work and a reason naming what differs."""
 from pathlib import Path
+from typing import Any
 
 from runner.run import preflight
 from runner.run.preflight import Fingerprint, check_node, code_hash, fingerprint, input_hashes
+from runner.sandbox import choose_backend
+
+LOCAL, _ = choose_backend("local")
+
+
+class CountingBackend:
+    """A backend that says how often it was asked (for Docker each ask is a daemon query)."""
+
+    name = "docker"
+
+    def __init__(self, available: bool) -> None:
+        self.asked = 0
+        self.collected = 0
+        self._available = available
+
+    def describe(self) -> dict[str, Any]:
+        self.asked += 1
+        return {"name": self.name, "available": self._available, "detail": "daemon down", "image_id": "sha256:1"}
+
+    def available(self) -> tuple[bool, str]:
+        self.asked += 1
+        return self._available, "daemon down"
+
+    def collect_stale(self) -> int:
+        self.collected += 1
+        return 0
 
 
 def make_data(root: Path, content: bytes = b"edf") -> list[str]:
@@ -15,8 +42,8 @@ def make_data(root: Path, content: bytes = b"edf") -> list[str]:
 
 def test_a_node_like_the_driver_passes(tmp_path):
     inputs = make_data(tmp_path)
-    expected = fingerprint("local", tmp_path, inputs)
-    check = check_node("n1", "local", False, tmp_path, expected)
+    expected = fingerprint(LOCAL.describe(), tmp_path, inputs)
+    check = check_node("n1", LOCAL, False, tmp_path, expected)
     assert check.ok, check.problems
 
 
@@ -24,22 +51,34 @@ def test_different_inputs_are_named_with_the_fix(tmp_path):
     driver, node = tmp_path / "driver", tmp_path / "node"
     inputs = make_data(driver)
     make_data(node, content=b"edf, regenerated differently")
-    check = check_node("n1", "local", False, node, fingerprint("local", driver, inputs))
+    check = check_node("n1", LOCAL, False, node, fingerprint(LOCAL.describe(), driver, inputs))
     assert not check.ok
     [problem] = check.problems
     assert "1 input file(s)" in problem and "eeg/a.edf" in problem and "make data" in problem
-    missing = check_node("n1", "local", False, tmp_path / "empty", fingerprint("local", driver, inputs))
+    missing = check_node("n1", LOCAL, False, tmp_path / "empty", fingerprint(LOCAL.describe(), driver, inputs))
     assert "2 input file(s)" in missing.problems[0] and "(missing)" in missing.problems[0]
 
 
 def test_different_code_or_kernel_gets_no_work(tmp_path):
     inputs = make_data(tmp_path)
-    here = fingerprint("local", tmp_path, inputs)
+    here = fingerprint(LOCAL.describe(), tmp_path, inputs)
     other_code = Fingerprint(code="0" * 64, kernel=here.kernel, inputs=here.inputs)
-    assert any("code differs" in p for p in check_node("n1", "local", False, tmp_path, other_code).problems)
+    assert any("code differs" in p for p in check_node("n1", LOCAL, False, tmp_path, other_code).problems)
     other_kernel = Fingerprint(code=here.code, kernel={**here.kernel, "mne": "0.1"}, inputs=here.inputs)
-    [problem] = check_node("n1", "local", False, tmp_path, other_kernel).problems
+    [problem] = check_node("n1", LOCAL, False, tmp_path, other_kernel).problems
     assert problem.startswith("kernel environment differs: mne")
+
+
+def test_the_backend_is_asked_once_per_check(tmp_path):
+    inputs = make_data(tmp_path)
+    expected = fingerprint({"name": "docker", "image_id": "sha256:1"}, tmp_path, inputs)
+    up = CountingBackend(available=True)
+    assert check_node("n1", up, True, tmp_path, expected).ok
+    assert (up.asked, up.collected) == (1, 1)
+    down = CountingBackend(available=False)
+    [problem] = check_node("n1", down, True, tmp_path, expected).problems
+    assert problem == "sandbox backend docker cannot run here: daemon down"
+    assert (down.asked, down.collected) == (1, 0)  # nothing to collect through a daemon that is down
 
 
 def test_the_code_hash_follows_every_source_file(tmp_path, monkeypatch):

@@ -249,6 +249,16 @@ def test_summary_counts_every_line_and_gives_per_epoch_means(tmp_path):
     assert {k: g.instances for k, g in store.summary().epochs.items()} == {1: 2, 2: 2}  # read back from summary.json
 
 
+def test_summary_totals_reasoning_tokens_and_reads_summaries_without_them():
+    lines = [record("a").model_copy(update={"completion_tokens": 50, "reasoning_tokens": 30}),
+             record("b").model_copy(update={"completion_tokens": 20, "reasoning_tokens": 5})]
+    summary = summarize("r", lines)
+    assert (summary.groups["all"].completion_tokens, summary.groups["all"].reasoning_tokens) == (70, 35)
+    old = summary.model_dump()
+    del old["groups"]["all"]["reasoning_tokens"]
+    assert RunSummary.model_validate(old).groups["all"].reasoning_tokens == 0
+
+
 def test_a_single_epoch_summary_has_no_epoch_groups_and_old_summaries_read():
     assert summarize("r", [record("a"), record("b")]).epochs == {}
     old = {"run_id": "r", "results": 0, "groups": {}, "with_unscored_units": 0, "violations": 0}
