@@ -49,7 +49,7 @@ def bind_dataset(dataset: str, root: Path, project_root: Path, data_root: Path, 
     for spec in specs:
         if spec.local is None:
             result.skipped.append(truth.Skipped(spec.task_id, None, "no local binding declared: its instruction "
-                                                                "describes its packaged recording"))
+                                                "describes its packaged recording"))
             continue
         local_spec = _local_spec(spec, dataset)
         for recording, proposal in _proposals(spec, recordings, max_bindings, result.skipped):

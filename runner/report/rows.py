@@ -370,7 +370,6 @@ def _add_call(cost: RoleCost, call: dict[str, Any]) -> None:
     cost.calls += 1
     cost.prompt_tokens += int(call.get("prompt_tokens") or 0)
     cost.completion_tokens += int(call.get("completion_tokens") or 0)
-    cost.reasoning_tokens += int(call.get("reasoning_tokens") or 0)
     cost.seconds = round(cost.seconds + float(call.get("latency_s") or 0.0), 3)
 
 
