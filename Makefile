@@ -27,11 +27,15 @@ REPORT_ARGS ?=
 
 setup: $(STAMP)
 
+# bubblewrap is installed when root runs this; anyone else is told to ask for it. `eegbench
+# doctor` then checks the sandbox can start here (user namespaces, limits) and says what to enable.
 $(STAMP): pyproject.toml kernel_image/requirements.txt
-	@command -v bwrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap; }
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq bubblewrap; } \
+		|| { echo "make setup: bubblewrap is missing; ask an administrator to install it (apt-get install bubblewrap), then rerun" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r kernel_image/requirements.txt -e '.[test,local-llm]'
+	$(PY) -m runner.cli doctor
 	touch $(STAMP)
 
 # Ray, for EXECUTOR=ray and the tests (not needed by a thread-pool run).

@@ -36,13 +36,19 @@ if [ -z "${BASE:-}" ]; then
             # The host's own Debian mirror (none hard-coded here); debootstrap's default otherwise.
             MIRROR=$(grep -h -m1 -E '^(URIs:|deb )' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null \
                      | head -1 | awk '{print $2}' || true)
+            # debootstrap may leave proc/sys/dev/pts mounted in the rootfs (archive_rootfs.sh):
+            # nothing is removed or archived before they are unmounted, and a failed or
+            # interrupted run leaves none behind (its rootfs stays, for debootstrap's own log).
+            trap 'st=$?; sh kernel_image/archive_rootfs.sh --unmount-only "$CACHE/rootfs" || true; exit $st' EXIT
+            trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 129' HUP
+            sh kernel_image/archive_rootfs.sh --unmount-only "$CACHE/rootfs"
             rm -rf "$CACHE/rootfs"
             debootstrap --variant=minbase --include="$BASE_PACKAGES" bookworm "$CACHE/rootfs" $MIRROR >"$CACHE/debootstrap.log" 2>&1 \
                 || { tail -20 "$CACHE/debootstrap.log" >&2; exit 1; }
             rm -rf "$CACHE/rootfs/var/cache/apt/archives/"*.deb "$CACHE/rootfs/var/lib/apt/lists/"*
-            tar -C "$CACHE/rootfs" -cf "$BASE_TAR.part" .
-            mv "$BASE_TAR.part" "$BASE_TAR"
+            sh kernel_image/archive_rootfs.sh "$CACHE/rootfs" "$BASE_TAR"
             rm -rf "$CACHE/rootfs"
+            trap - EXIT INT TERM HUP
         fi
         docker import "$BASE_TAR" "$BASE" >/dev/null
     fi

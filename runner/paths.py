@@ -16,7 +16,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from validation.errors import UserError
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def check_writable(path: Path, source: str, variable: str) -> None:
+    """UserError naming `source`=path, the directory at fault and the fix, when this user could
+    not create or write `path`: a file in its way, or a directory it may not write (someone
+    else's). The nearest existing directory decides."""
+    blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+    if blocker is None:
+        return
+    if not blocker.is_dir():
+        raise UserError(f"{source}={path}: {blocker} is not a directory")
+    if not os.access(blocker, os.W_OK | os.X_OK):
+        raise UserError(f"{source}={path}: {blocker} is not writable by uid {os.geteuid()} (it belongs to uid "
+                        f"{blocker.stat().st_uid}): set {variable} to a directory of yours, or make it writable")
 
 
 @dataclass(frozen=True)

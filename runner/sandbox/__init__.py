@@ -8,6 +8,7 @@ docker backend is built.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 
 from runner.registry import Registry
@@ -52,10 +53,14 @@ def get_backend(name: str) -> Backend:
 
 def choose_backend(name: str) -> tuple[Backend, str]:
     """The backend for SANDBOX=name, and why (for the run log); `auto` takes docker when the
-    daemon answers and the kernel image exists, else local."""
+    controller is root, the daemon answers and the kernel image exists, else local (a
+    user's Docker could run sandboxes, but not bound their workspaces)."""
     if name != AUTO:
         backend = get_backend(name)
         return backend, f"asked for {name}: {backend.available()[1]}"
+    if os.geteuid() != 0:
+        backend = get_backend(AUTO_FALLBACK)
+        return backend, f"auto: {AUTO_FALLBACK} (not root: {AUTO_FIRST} is for root): {backend.available()[1]}"
     first = get_backend(AUTO_FIRST)
     ok, why = first.available()
     if ok:

@@ -77,6 +77,11 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Tear down processes and host state, keep the workspace; idempotent."""
 
+    @abstractmethod
+    def enforcement(self) -> dict[str, str]:
+        """How each resource limit holds in this sandbox: 'memory', 'pids', 'cpu' and
+        'workspace', each to its mechanism, '' where that limit does not hold here."""
+
     # -- host-side inspection (runner/sandbox/conformance) --
 
     @property
@@ -103,6 +108,9 @@ class Backend(ABC):
     """A way to run sandboxes (bubblewrap, Docker); registered by name in runner.sandbox.BACKENDS."""
 
     name: str
+    # Whether a controller that is not root can bound /workspace (the local backend: a tmpfs
+    # inside the sandbox). A root controller's bounded workspace is a loop-mounted ext4.
+    tmpfs_workspace = False
 
     @abstractmethod
     def available(self) -> tuple[bool, str]:

@@ -1,9 +1,16 @@
 """The bubblewrap command of a local sandbox, and the /etc files it binds (pure: unit-testable).
 
-New pid/net/ipc/uts/cgroup namespaces; nothing of the host file system but /usr, the Python
-installation and a few generated /etc files; /input read-only with only the instance's
-files; /workspace writable; private, size-bounded /tmp and /dev/shm; an unprivileged uid
-without capabilities; an empty environment but the one layout.sandbox_env makes.
+New pid/net/ipc/uts/cgroup namespaces (and user namespaces, for a controller that is not
+root); nothing of the host file system but /usr, the Python installation and a few generated
+/etc files; /input read-only with only the instance's files; /workspace writable (the host's
+workspace directory, or a size-bounded tmpfs of the sandbox's own); private, size-bounded
+/tmp and /dev/shm; an unprivileged uid without capabilities; an empty environment but the
+one layout.sandbox_env makes.
+
+bwrap runs the holder (HOLDER) as pid 1 of the namespaces: it only reaps orphans, for as long
+as the sandbox lives. The kernel joins its namespaces (spawn.py), so that a kernel restart
+keeps the sandbox, and a tmpfs workspace with it. As pid 1 the holder cannot be signalled
+from inside the sandbox: the model's code can kill its kernel, never the sandbox.
 """
 from __future__ import annotations
 
@@ -13,14 +20,14 @@ from pathlib import Path, PurePosixPath
 
 from runner.sandbox.base import SandboxSpec
 from runner.sandbox.layout import (
+    FILE_CHECK_DIR,
     INPUT_ROOT,
     INSIDE_SOCKET_DIR,
-    LIBRARY_ROOT,
     SANDBOX_UID,
     WORKSPACE,
     input_mounts,
+    kernel_env,
     library_mounts,
-    sandbox_env,
 )
 
 VENV_INSIDE = "/opt/venv"  # where a virtualenv running the controller appears in the sandbox
@@ -97,21 +104,57 @@ def library_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
     args: list[str] = []
     for host, inside in mounts:
         args += _dirs_for(inside, made) + ["--ro-bind", str(host), inside]
-    return args + ["--setenv", "PYTHONPATH", LIBRARY_ROOT]
+    return args
 
 
-def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bool) -> list[str]:
-    """The whole bwrap command line running `command` (the kernel) in a sandbox for `spec`;
-    box_dir holds the generated etc/ and the socket dir sock/ (mounted at /kernel)."""
+# pid 1 of a sandbox. It reaps orphans, woken by SIGCHLD through the signal wake-up fd; as
+# the namespace's init it gets no other signal from inside the sandbox (the kernel drops
+# those whose action is the default). It exits, and the kernel then kills everything in the
+# sandbox, as soon as nobody reads its output any more (POLLERR on stdout, a pipe to the
+# controller): the controller died. bwrap's parent-death signal does not reach it as root,
+# where setpriv's change of uid cleared that signal.
+HOLDER = r"""
+import os, select, signal
+wake_r, wake_w = os.pipe()
+os.set_blocking(wake_w, False)
+signal.set_wakeup_fd(wake_w)
+signal.signal(signal.SIGCHLD, lambda *_: None)
+watch = select.poll()
+watch.register(1, 0)
+watch.register(wake_r, select.POLLIN)
+print(READY, flush=True)
+while True:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+    if any(fd == 1 for fd, _ in watch.poll()):
+        break
+    os.read(wake_r, 4096)
+"""
+HOLDER_READY = "eegbench-holder-ready"  # the holder's one line of output: the sandbox is set up
+
+
+def holder_command(python: str) -> list[str]:
+    """The holder's command line inside the sandbox."""
+    return [python, "-I", "-S", "-c", f"READY = {HOLDER_READY!r}\n{HOLDER}"]
+
+
+def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bool,
+               workspace_tmpfs_mb: int = 0) -> list[str]:
+    """The whole bwrap command line running `command` (the holder) as pid 1 of a sandbox for
+    `spec`; box_dir holds the generated etc/ and the socket dir sock/ (mounted at /kernel).
+    /workspace is a tmpfs of `workspace_tmpfs_mb` MB, or with 0 the spec's workspace dir."""
     made: set[str] = set()
     argv = [
         "bwrap",
         "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv",
+        "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
     ]
     if not as_root:  # a user namespace maps the unprivileged caller; no setpriv needed
         argv += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
-    for key, value in sandbox_env(spec.limits, kernel_python()).items():
+    for key, value in kernel_env(spec, kernel_python()).items():
         argv += ["--setenv", key, value]
     argv += system_binds()
     for host, inside in python_binds():
@@ -128,22 +171,34 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bo
         "--proc", "/proc", "--dev", "/dev",
         "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/tmp",
         "--perms", "1777", "--size", tmpfs_size, "--tmpfs", "/dev/shm",
-        "--bind", os.path.abspath(spec.workspace), WORKSPACE,
+        *workspace_mount(spec, workspace_tmpfs_mb),
         "--bind", str(box_dir / "sock"), INSIDE_SOCKET_DIR,
     ]
     argv += input_binds(spec, made)
     argv += library_binds(spec, made)
-    argv += ["--chdir", WORKSPACE]
+    # The root and the directories bwrap made on it (/etc, /input, /opt...) belong to the
+    # sandbox uid when a user namespace maps the controller's user to it: read-only for all.
+    argv += ["--remount-ro", "/", "--chdir", WORKSPACE]
     if as_root:  # bwrap as root keeps capabilities and uid 0: drop both for good
         argv += ["setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
                  "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     return argv + command
 
 
+def workspace_mount(spec: SandboxSpec, tmpfs_mb: int) -> list[str]:
+    """/workspace and its file_check/: a tmpfs of `tmpfs_mb` MB (counted against the sandbox's
+    memory), or the spec's host directory when 0."""
+    if not tmpfs_mb:
+        return ["--bind", os.path.abspath(spec.workspace), WORKSPACE]
+    return ["--perms", "0755", "--size", str(tmpfs_mb * 1024 * 1024), "--tmpfs", WORKSPACE,
+            "--perms", "0755", "--dir", f"{WORKSPACE}/{FILE_CHECK_DIR}"]
+
+
 def probe_argv(as_root: bool) -> list[str]:
-    """A bwrap call that only succeeds where bwrap can create the namespaces sandboxes need."""
-    probe = ["bwrap", "--unshare-pid", "--unshare-net", *system_binds(),
-             "--proc", "/proc", "--dev", "/dev", "true"]
+    """A bwrap call that only succeeds where bwrap can create the namespaces sandboxes need,
+    with the options they use (a sized tmpfs, the command as pid 1)."""
+    probe = ["bwrap", "--unshare-pid", "--unshare-net", "--as-pid-1", *system_binds(),
+             "--proc", "/proc", "--dev", "/dev", "--size", str(1024 * 1024), "--tmpfs", "/tmp", "true"]
     if not as_root:
         probe[1:1] = ["--unshare-user"]
     return probe

@@ -1,174 +1,160 @@
-"""Cgroup v1 for sandboxes: create them with limits, read their counters, kill and remove them.
+"""Which cgroups hold this controller's sandboxes, and one sandbox's cgroups whichever they are.
 
-One cgroup per sandbox and controller (memory, pids, cpu), named like the sandbox's state dir
-(<controller pid>-<hex>) and nested under the controller's own cgroup, so whatever limits or
-accounting the controller lives under also covers its sandboxes.
+`hierarchy()` decides once per controller process: cgroup v1 where memory, pids and cpu are on
+v1 hierarchies and writable (root), else cgroup v2 where a cgroup delegated to this process
+(systemd's delegation, or the root of the hierarchy) offers memory and pids, else none, with
+the reasons and what to enable. A sandbox's cgroups are a dict, as owner.json records them:
+per controller for v1 ({"memory": dir, "pids": dir, "cpu": dir}), one dir for v2 ({"unified":
+dir}); the functions below take that dict whatever the version.
 """
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Iterable
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
-from runner.sandbox import procfs
+from runner.sandbox import cgroup_v1, cgroup_v2, cgroupfs
 from runner.sandbox.base import Limits
 
-CGROUP_MOUNT = Path("/sys/fs/cgroup")
-CGROUP_GROUP = "eegbench"
-CGROUP_CONTROLLERS = ("memory", "pids", "cpu")
+UNIFIED = "unified"  # the key of a v2 sandbox's one cgroup
 
 
-def own_cgroup(controller: str) -> str:
-    """This process's cgroup path in one v1 hierarchy ('/' when unknown)."""
+@dataclass(frozen=True)
+class Hierarchy:
+    """Where this controller's sandbox cgroups go: a version (0: none here) and why."""
+
+    version: int
+    detail: str  # for the run log: where, or why none and what to enable
+    v2: cgroup_v2.Parent | None = None
+
+
+_chosen: Hierarchy | None = None
+_lock = threading.Lock()
+SCOPE_MARKER = "EEGBENCH_SCOPE"  # set on a controller re-run in a delegated systemd scope
+_scope_asked = False
+
+
+def hierarchy() -> Hierarchy:
+    """This controller's hierarchy, found (and for v2 set up) on first use."""
+    global _chosen
+    with _lock:
+        if _chosen is None:
+            _chosen = _find()
+        return _chosen
+
+
+def _find() -> Hierarchy:
+    if cgroup_v1.own_cgroup("memory") is not None:  # memory is on a v1 hierarchy: v1 or nothing
+        why = cgroup_v1.usable()
+        return Hierarchy(1, "cgroup v1") if why is None else Hierarchy(0, why)
+    located = cgroup_v2.locate_self(scope_asked=_scope_asked)
+    if isinstance(located, str):
+        return Hierarchy(0, located)
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return "/"
-    for line in lines:
-        _, names, path = line.split(":", 2)
-        if controller in names.split(","):
-            return path
-    return "/"
+        cgroup_v2.prepare(located)
+    except OSError as exc:
+        return Hierarchy(0, f"cgroup v2: cannot set up {located.delegated}: {exc}")
+    return Hierarchy(2, located.describe(), located)
 
 
-def parents() -> dict[str, Path]:
-    """Where this controller's sandbox cgroups go, per controller; at the hierarchy root this
-    is /sys/fs/cgroup/<controller>/eegbench."""
-    return {
-        c: CGROUP_MOUNT / c / own_cgroup(c).strip("/") / CGROUP_GROUP for c in CGROUP_CONTROLLERS
-    }
+def scope_command(argv: list[str], environ: dict[str, str]) -> list[str] | None:
+    """The command that re-runs this controller (`argv`) in a systemd scope delegated to it,
+    when that is how sandboxes get cgroups here: a cgroup v2 machine where this process's
+    cgroup is not delegated, with systemd reachable. None otherwise, and once re-run (the
+    marker variable is set); SCOPE_MARKER=0 turns it off."""
+    global _scope_asked
+    if environ.get(SCOPE_MARKER):
+        _scope_asked = environ[SCOPE_MARKER] == "1"
+        return None
+    if cgroup_v1.own_cgroup("memory") is not None or hierarchy().version:
+        return None
+    euid = os.geteuid()
+    if "not delegated" not in hierarchy().detail or not cgroup_v2.systemd_reachable(euid, environ):
+        return None
+    return cgroup_v2.scope_command(argv, euid)
+
+
+def limits_mechanism() -> str:
+    """What enforces sandbox limits here: the cgroup hierarchy, or rlimits and why."""
+    chosen = hierarchy()
+    return chosen.detail if chosen.version else f"rlimits (no writable cgroup: {chosen.detail})"
 
 
 def planned(name: str) -> dict[str, str]:
-    """The paths `create(name, ...)` would make, recorded before making them."""
-    return {c: str(p / name) for c, p in parents().items()}
-
-
-def _write(path: Path, value: object) -> None:
-    path.write_text(f"{value}\n")
-
-
-def group_cpu_shares() -> int:
-    """The CPU weight of the group holding every sandbox: that of one ordinary process per CPU.
-
-    The kernel's fair scheduler weighs a cgroup like a single process of its parent (1024 by
-    default), however many processes it holds: left at the default, all running sandboxes
-    together would get no more CPU than one other process on the machine."""
-    return 1024 * (os.cpu_count() or 1)
+    """The cgroups `create(name, ...)` would make, recorded before making them."""
+    chosen = hierarchy()
+    if chosen.v2 is not None:
+        return {UNIFIED: str(chosen.v2.group / name)}
+    return cgroup_v1.planned(name) if chosen.version == 1 else {}
 
 
 def create(name: str, limits: Limits) -> dict[str, str]:
     """Create and configure the sandbox's cgroups; OSError when not possible here."""
-    made: dict[str, str] = {}
-    try:
-        for controller, parent in parents().items():
-            parent.mkdir(exist_ok=True)
-            if controller == "cpu":
-                _write(parent / "cpu.shares", group_cpu_shares())
-            (parent / name).mkdir()
-            made[controller] = str(parent / name)
-        memory = Path(made["memory"])
-        _write(memory / "memory.limit_in_bytes", limits.memory_mb * 1024 * 1024)
-        if (memory / "memory.memsw.limit_in_bytes").exists():
-            _write(memory / "memory.memsw.limit_in_bytes", limits.memory_mb * 1024 * 1024)
-        _write(Path(made["pids"]) / "pids.max", limits.pids)
-        cpu = Path(made["cpu"])
-        _write(cpu / "cpu.cfs_period_us", 100_000)
-        _write(cpu / "cpu.cfs_quota_us", max(1000, int(limits.cpus * 100_000)))
-    except OSError:
-        remove(made.values())
-        raise
-    return made
+    chosen = hierarchy()
+    if chosen.v2 is not None:
+        made = cgroup_v2.create(chosen.v2, name, limits.memory_mb, limits.pids, limits.cpus)
+        return {UNIFIED: str(made)}
+    if chosen.version == 1:
+        return cgroup_v1.create(name, limits)
+    raise PermissionError(chosen.detail)
 
 
-def limits_mechanism() -> str:
-    """'cgroup v1' when this controller can create sandbox cgroups, else why rlimits are used."""
-    try:
-        for parent in parents().values():
-            parent.mkdir(exist_ok=True)
-            if not os.access(parent, os.W_OK):
-                raise PermissionError(f"{parent} is not writable")
-    except OSError as exc:
-        return f"rlimits (cgroups not writable: {exc})"
-    return "cgroup v1"
+def members(groups: dict[str, str]) -> list[int]:
+    """Host pids of every process of the sandbox."""
+    return cgroupfs.members(groups.get(UNIFIED) or groups["pids"])
 
 
-def pids(path: str | Path) -> list[int]:
-    """Host pids of the processes in a cgroup ([] when it is gone)."""
-    try:
-        return [int(p) for p in Path(path, "cgroup.procs").read_text().split()]
-    except (OSError, ValueError):
-        return []
+def oom_kills(groups: dict[str, str]) -> int:
+    """OOM kills counted in the sandbox's memory cgroup."""
+    if UNIFIED in groups:
+        return cgroup_v2.oom_kills(Path(groups[UNIFIED]))
+    return cgroup_v1.oom_kills(groups)
 
 
-def kill(path: str | Path, timeout_s: float = 3.0) -> None:
-    """SIGKILL everything in a cgroup until it is empty (or the timeout passes)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = pids(path)
-        if not found:
-            return
-        for pid in found:
-            procfs.kill(pid)
-        time.sleep(0.01)
+def pids_max_hits(groups: dict[str, str]) -> int:
+    """Forks the sandbox's pids limit refused."""
+    if UNIFIED in groups:
+        return cgroup_v2.pids_max_hits(Path(groups[UNIFIED]))
+    return cgroup_v1.pids_max_hits(groups)
 
 
-def remove(paths: Iterable[str | Path], timeout_s: float = 3.0) -> None:
-    """Kill what is in each cgroup and remove it (retrying while the last tasks are reaped)."""
-    for path in paths:
-        if not Path(path).is_dir():
-            continue
-        kill(path, timeout_s)
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                Path(path).rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:  # EBUSY while the last killed tasks are being reaped
-                if time.monotonic() >= deadline:
-                    break
-                time.sleep(0.02)
+def cpu_limited(groups: dict[str, str]) -> bool:
+    """Whether the sandbox's CPU time is bounded (a v2 delegation may lack the cpu controller)."""
+    return "cpu" in groups or (UNIFIED in groups and Path(groups[UNIFIED], "cpu.max").exists())
 
 
-def counter(path: Path, key: str) -> int:
-    """A 'key N' line of a cgroup stat-like file (memory.oom_control, pids.events)."""
-    try:
-        for line in path.read_text().splitlines():
-            k, _, v = line.partition(" ")
-            if k == key:
-                return int(v)
-    except (OSError, ValueError):
-        pass
+def remove(groups: dict[str, str]) -> None:
+    """Kill what is in the sandbox's cgroups and remove them."""
+    cgroupfs.remove_all(groups.values())
+
+
+def collect_stale(state_dir: Path) -> int:
+    """Remove sandbox cgroups of this controller's hierarchy whose state dir is gone and whose
+    controller died; return how many."""
+    chosen = hierarchy()
+    if chosen.v2 is not None:
+        return cgroupfs.collect_stale(chosen.v2.group, state_dir)
+    if chosen.version == 1:
+        return sum(cgroupfs.collect_stale(p, state_dir) for p in cgroup_v1.parents().values())
     return 0
 
 
 def pids_events_file(host_pid: int) -> Path | None:
-    """The pids cgroup (v1) of a host process: where the limit-hit counter is."""
+    """The pids.events file of a host process's cgroup (v1's pids hierarchy, or v2): where the
+    limit-hit counter of a container is."""
     try:
-        for line in Path(f"/proc/{host_pid}/cgroup").read_text().splitlines():
-            _, names, path = line.split(":", 2)
-            if "pids" in names.split(","):
-                events = CGROUP_MOUNT / "pids" / path.strip("/") / "pids.events"
-                return events if events.exists() else None
+        lines = Path(f"/proc/{host_pid}/cgroup").read_text().splitlines()
     except OSError:
-        pass
-    return None
-
-
-def collect_stale(parent: Path, state_dir: Path) -> int:
-    """Remove cgroups whose sandbox dir vanished and whose controller (the name's pid) is gone."""
-    removed = 0
-    if not parent.is_dir():
-        return 0
-    for group in parent.iterdir():
-        if not group.is_dir() or (state_dir / group.name).exists():
-            continue
-        pid = group.name.split("-", 1)[0]
-        if pid.isdigit() and procfs.exists(pid):
-            continue
-        remove([group])
-        removed += 1
-    return removed
+        return None
+    for line in lines:
+        _, names, path = line.split(":", 2)
+        if "pids" in names.split(","):
+            v1 = cgroup_v1.CGROUP_MOUNT / "pids" / path.strip("/") / "pids.events"
+            return v1 if v1.exists() else None
+    v2 = cgroup_v2.own_path("\n".join(lines))
+    mount = cgroup_v2.mount_point(Path("/proc/self/mountinfo").read_text()) if v2 else None
+    if mount is None or v2 is None:
+        return None
+    found = mount / v2.strip("/") / "pids.events"
+    return found if found.exists() else None

@@ -16,12 +16,11 @@ from typing import Any
 from runner.sandbox.base import SandboxSpec
 from runner.sandbox.layout import (
     INSIDE_SOCKET_DIR,
-    LIBRARY_ROOT,
     SANDBOX_UID,
     WORKSPACE,
     input_mounts,
+    kernel_env,
     library_mounts,
-    sandbox_env,
 )
 
 KERNEL_PYTHON = "/opt/venv/bin/python"  # the image's virtualenv (kernel_image/Dockerfile)
@@ -30,10 +29,7 @@ LABEL = "eegbench"  # label prefix
 
 def container_env(spec: SandboxSpec) -> dict[str, str]:
     """The kernel environment every backend sets, with the image's interpreter on PATH."""
-    env = sandbox_env(spec.limits, KERNEL_PYTHON)
-    if spec.libraries:
-        env["PYTHONPATH"] = LIBRARY_ROOT
-    return env
+    return kernel_env(spec, KERNEL_PYTHON)
 
 
 def sandbox_user() -> str:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from runner.sandbox import cgroups, procfs, stale
+from runner.sandbox import cgroupfs, cgroups, procfs, stale
 from runner.sandbox.base import SandboxError, SandboxSpec
 from runner.sandbox.container import KERNEL_PYTHON, LABEL, container_config
 from runner.sandbox.image import image_tag
@@ -77,6 +77,7 @@ class DockerSandbox(KernelSandbox):
             f"{LABEL}.case": self.spec.case_id,
             f"{LABEL}.controller": str(os.getpid()),
             f"{LABEL}.controller_start": str(procfs.start_time(os.getpid())),
+            f"{LABEL}.uid": str(os.geteuid()),
             f"{LABEL}.box": str(self.box),
         }
 
@@ -190,7 +191,7 @@ class DockerSandbox(KernelSandbox):
         return bool(self._state().get("OOMKilled"))
 
     def _pids_max_count(self) -> int:
-        return cgroups.counter(self._pids_events, "max") if self._pids_events else 0
+        return cgroupfs.counter(self._pids_events, "max") if self._pids_events else 0
 
     def _pids_limit_hit(self) -> bool:
         # The container's processes are visible from the host: the local backend's sweep
@@ -201,10 +202,15 @@ class DockerSandbox(KernelSandbox):
 
     # -- inspection --
 
+    def enforcement(self) -> dict[str, str]:
+        """The container's cgroup for memory, pids and CPU; a loop-mounted workspace (root)."""
+        workspace = "ext4 file system (loop mount)" if self.spec.limits.workspace_mb else ""
+        return {"memory": "container", "pids": "container", "cpu": "container", "workspace": workspace}
+
     def host_pids(self) -> list[int]:
         """The container's pids cgroup's processes."""
         if self._pids_events is not None:
-            return cgroups.pids(self._pids_events.parent)
+            return cgroupfs.members(self._pids_events.parent)
         return [self._init_pid, *procfs.descendants(self._init_pid)] if self._init_pid else []
 
     def leftovers(self) -> list[str]:
@@ -272,8 +278,9 @@ class DockerBackend(KernelBackend):
         """Remove containers and socket dirs whose controller process is gone."""
         errors = _errors()
         removed = 0
-        try:
-            containers = self._client().api.containers(all=True, filters={"label": f"{LABEL}.controller"})
+        try:  # this user's only: another user's controller may have the same pid
+            containers = self._client().api.containers(
+                all=True, filters={"label": [f"{LABEL}.controller", f"{LABEL}.uid={os.geteuid()}"]})
         except (errors.docker, OSError):
             containers = []
         for c in containers:

@@ -36,8 +36,9 @@ CLOSE_WAIT_S = 1.0  # ipykernel sometimes hangs on shutdown: wait this long, the
 KernelCommand = Callable[[str, Limits], list[str]]
 
 
-def kill_strays(root: int, kernel_pid: int, client: BlockingKernelClient | None) -> int:
-    """Kill every descendant of `root` (a namespace's init) but the kernel; return how many.
+def kill_strays(roots: list[int], kernel_pid: int, client: BlockingKernelClient | None) -> int:
+    """Kill every descendant of `roots` (a namespace's init, and the kernel when it is not
+    the init's descendant) but the kernel; return how many.
 
     Children of killed copies are re-parented to the init; repeat, since a copy not yet
     killed may fork meanwhile. The kernel's direct children become zombies it never waits
@@ -47,7 +48,8 @@ def kill_strays(root: int, kernel_pid: int, client: BlockingKernelClient | None)
     killed: set[int] = set()
     direct: set[int] = set()
     for _ in range(100):
-        strays = [p for p in procfs.descendants(root) if p != kernel_pid and procfs.running(p)]
+        found = [p for root in roots for p in procfs.descendants(root)]
+        strays = [p for p in found if p != kernel_pid and procfs.running(p)]
         if not strays:
             break
         direct |= {procfs.ns_pid(p) or 0 for p in procfs.children(kernel_pid)}
@@ -115,9 +117,9 @@ class KernelSandbox(Sandbox):
     def _pids_limit_hit(self) -> bool:
         """Whether the process limit was hit since the last call."""
 
-    def _sweep_root(self) -> int | None:
-        """The process whose descendants contain() may kill: the namespace's init."""
-        return self._init_pid
+    def _stray_roots(self) -> list[int]:
+        """The processes whose descendants contain() may kill: the namespace's init."""
+        return [self._init_pid] if self._init_pid else []
 
     @abstractmethod
     def log_tail(self) -> str:
@@ -186,12 +188,12 @@ class KernelSandbox(Sandbox):
 
     def contain(self, sweep: bool = False) -> int:
         """After the process limit was hit (a fork bomb), kill every process but init and kernel."""
-        root = self._sweep_root()
-        if not self._kernel_pid or not root:
+        roots = self._stray_roots()
+        if not self._kernel_pid or not roots:
             return 0
         if not (self._pids_limit_hit() or sweep):
             return 0
-        return kill_strays(root, self._kernel_pid, self._client)
+        return kill_strays(roots, self._kernel_pid, self._client)
 
     # -- Sandbox --
 

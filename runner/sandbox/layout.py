@@ -5,14 +5,18 @@ instance's artifacts, file_check/ for checked outputs); /input/<rel> (read-only,
 instance's files); /kernel (the kernel's unix sockets and connection file); library packages
 read-only under LIBRARY_ROOT, which goes on PYTHONPATH; an environment of our own making.
 
-Host state: one private directory per sandbox under a per-backend state dir in /tmp, kept
-short because the kernel's unix socket paths must stay under 107 bytes (sun_path).
+Host state: everything under one private directory per user, USER_DIR
+(<temp dir>/eegbench-<uid>, mode 0700): a state dir per backend holding one directory per
+sandbox, and the workspaces. Per user, so that people sharing a machine never see, collect
+or break each other's sandboxes; short, because the kernel's unix socket paths under it
+must stay under 107 bytes (sun_path).
 """
 from __future__ import annotations
 
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path, PurePosixPath
 
 from runner.sandbox.base import Limits, SandboxError, SandboxSpec
@@ -25,20 +29,32 @@ LIBRARY_ROOT = "/opt/eegbench-lib"
 FILE_CHECK_DIR = "file_check"  # under the workspace: where checked output files go
 
 
+def user_dir() -> Path:
+    """This user's directory for eegbench's machine-local state (sandbox state dirs,
+    workspaces): under the temp dir (TMPDIR, else /tmp), named for the uid."""
+    return Path(tempfile.gettempdir()) / f"eegbench-{os.geteuid()}"
+
+
 def state_dir(tag: str) -> Path:
-    """A backend's state dir: short on purpose (socket paths < 107 bytes); one per user, since
-    it must be private."""
-    uid = os.geteuid()
-    return Path(f"/tmp/eegbench-{tag}" if uid == 0 else f"/tmp/eegbench-{tag}-{uid}")
+    """A backend's state dir, in this user's directory."""
+    return user_dir() / tag
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create the state dir, or accept it only if nobody else could have planted things in it
-    (it is under the world-writable /tmp, and root binds what it finds there into sandboxes)."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise SandboxError(f"sandbox state dir {path} is not a private directory of uid {os.geteuid()}")
+    """Create `path` (and this user's directory above it) as 0700, or accept what exists only
+    if nobody else could have planted things in it: it is under the world-writable temp dir,
+    and a root controller binds what it finds there into sandboxes. SandboxError says whose
+    it is and what to do."""
+    top = user_dir()
+    for d in (top, path) if path != top else (top,):
+        d.mkdir(mode=0o700, exist_ok=True, parents=d is not top)
+        st = os.lstat(d)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+            continue
+        what = "not a directory" if not stat.S_ISDIR(st.st_mode) else (
+            f"owned by uid {st.st_uid}" if st.st_uid != os.geteuid() else f"open to others (mode {st.st_mode & 0o777:o})")
+        raise SandboxError(f"{d} is {what}, but it must be a private directory of uid {os.geteuid()}: "
+                           f"remove it (as its owner or root), or point TMPDIR at a directory of your own")
 
 
 def prepare_workspace(workspace: Path, as_root: bool) -> None:
@@ -79,6 +95,12 @@ def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
         names.add(host.name)
         mounts.append((host, f"{LIBRARY_ROOT}/{host.name}"))
     return mounts
+
+
+def kernel_env(spec: SandboxSpec, kernel_python: str) -> dict[str, str]:
+    """sandbox_env for the spec's kernel, with LIBRARY_ROOT on PYTHONPATH when it has libraries."""
+    env = sandbox_env(spec.limits, kernel_python)
+    return env | {"PYTHONPATH": LIBRARY_ROOT} if spec.libraries else env
 
 
 def sandbox_env(limits: Limits, kernel_python: str) -> dict[str, str]:

@@ -91,6 +91,17 @@ def kill(pid: int, sig: int = signal.SIGKILL) -> None:
         pass
 
 
+def tasks_of(pids: list[int]) -> int:
+    """How many tasks (threads) the processes run together."""
+    tasks = 0
+    for pid in pids:
+        try:
+            tasks += len(os.listdir(f"/proc/{pid}/task"))
+        except OSError:
+            pass
+    return tasks
+
+
 def tasks_of_uid(uid: int) -> int:
     """How many tasks (threads) the uid runs on the host: what RLIMIT_NPROC counts."""
     tasks = 0

@@ -1,7 +1,8 @@
-"""How the local backend starts a sandbox's first process: through a reaper, from one thread.
+"""How the local backend starts a sandbox's processes: through a reaper, from one thread.
 
-Process tree of one local sandbox (host view):
-    controller ─ reaper ─ bwrap (outer) ─ bwrap (pid 1 of the namespace) ─ ipykernel
+Process trees of one local sandbox (host view):
+    controller ─ reaper ─ bwrap ─ holder          the sandbox: pid 1 of its namespaces, for its lifetime
+    controller ─ reaper ─ ipykernel               the kernel, joined to the holder's namespaces; one per (re)start
 """
 from __future__ import annotations
 
@@ -13,14 +14,23 @@ import sys
 import threading
 from typing import Any
 
-# The first process of every sandbox (run with `python -I -S -c`). It joins the cgroups
-# before anything else runs, so every sandbox process is born inside the limits, or sets
-# rlimits when there are no cgroups; it dies with the controller; and it is a child
-# subreaper: bwrap's outer process can exit before reaping the namespace's init (whose exit
-# status it gets through a pipe), and that orphan must not become a zombie of the host's
-# pid 1. It exits with bwrap's status once every descendant has been reaped.
+# The first process of every sandbox process tree (run with `python -I -S -c`). It joins the
+# cgroups before anything else runs, so every sandbox process is born inside the limits; it
+# makes itself and its children the host's first choice for the OOM killer, so a sandbox
+# never takes the controller down with it; it dies with the controller; and it is a child
+# subreaper, so that nothing it starts becomes a zombie of the host's pid 1. It exits with
+# its child's status once every descendant has been reaped.
+#
+# With "enter", its child joins the namespaces of a running sandbox (the holder's) instead
+# of making new ones: the user namespaces from the outermost one this process owns inwards
+# (bubblewrap nests two: the other namespaces belong to the outer one, so each is joined as
+# soon as the user namespace that owns it has been), then drops to the sandbox uid, every
+# capability and any way to regain one, and runs the kernel with the environment given.
+# Resource limits are set in the child, after the namespaces are joined: RLIMIT_NPROC counts
+# processes per user namespace, so in a sandbox's own user namespace it is that sandbox's
+# budget alone, while set here, before the fork, it would count every process of the user.
 REAPER = r"""
-import ctypes, json, os, resource, signal, sys
+import ctypes, fcntl, json, os, resource, signal, sys
 cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
 libc = ctypes.CDLL(None, use_errno=True)
 libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
@@ -30,12 +40,60 @@ libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 for path in cfg["cgroup_procs"]:
     with open(path, "w") as f:
         f.write(str(os.getpid()))
-for name, value in cfg["rlimits"].items():
-    resource.setrlimit(getattr(resource, name), (value, value))
+with open("/proc/self/oom_score_adj", "w") as f:
+    f.write("1000")
+
+
+def fail(what):
+    print(f"eegbench reaper: {what}: {os.strerror(ctypes.get_errno())}", file=sys.stderr, flush=True)
+    sys.exit(113)
+
+
+def enter(pid):
+    def same(name, fd):  # already a member (the sandbox did not make it): nothing to join
+        return os.fstat(fd).st_ino == os.stat(f"/proc/self/ns/{name}").st_ino
+
+    names = ("ipc", "uts", "net", "cgroup", "pid", "mnt")
+    fds = {n: os.open(f"/proc/{pid}/ns/{n}", os.O_RDONLY) for n in names}
+    users, fd = [], os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
+    while not same("user", fd):
+        users.insert(0, fd)
+        fd = fcntl.ioctl(fd, 0xB702)  # NS_GET_PARENT
+    pending = [n for n in names if not same(n, fds[n])]
+    for user in [None, *users]:
+        if user is not None and libc.setns(user, 0x10000000) != 0:  # CLONE_NEWUSER
+            fail("joining the sandbox's user namespace")
+        pending = [n for n in pending if libc.setns(fds[n], 0) != 0]
+    if pending:
+        fail("joining the sandbox's " + ", ".join(pending) + " namespace(s)")
+
+
+def drop_privileges(uid):
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last capability)
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        fail("setting no_new_privs")
+
+
+if cfg.get("enter"):
+    enter(cfg["enter"])
 child = os.fork()
 if child == 0:
     try:
-        os.execvp(argv[0], argv)
+        if cfg.get("enter"):
+            os.chdir(cfg["cwd"])
+            os.setsid()
+            drop_privileges(cfg["uid"])
+        for name, value in cfg["rlimits"].items():
+            resource.setrlimit(getattr(resource, name), (value, value))
+        # Die with the reaper. After the privilege drop: a change of uid clears it.
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+        env = cfg.get("env")
+        os.execvpe(argv[0], argv, os.environ if env is None else env)
     finally:
         os._exit(127)
 status = 0
@@ -51,9 +109,19 @@ sys.exit(status)
 """
 
 
-def reaper_argv(parent: int, cgroup_procs: list[str], rlimits: dict[str, int], argv: list[str]) -> list[str]:
-    """`argv` run under the reaper: it joins `cgroup_procs`, sets `rlimits`, dies with `parent`."""
-    cfg = {"parent": parent, "cgroup_procs": cgroup_procs, "rlimits": rlimits}
+def reaper_argv(parent: int, cgroup_procs: list[str], argv: list[str]) -> list[str]:
+    """`argv` run under the reaper: it joins `cgroup_procs` and dies with `parent`."""
+    cfg = {"parent": parent, "cgroup_procs": cgroup_procs, "rlimits": {}}
+    return [sys.executable, "-I", "-S", "-c", REAPER, json.dumps(cfg), *argv]
+
+
+def entering_reaper_argv(parent: int, cgroup_procs: list[str], holder: int, *, uid: int, cwd: str,
+                         env: dict[str, str], rlimits: dict[str, int], argv: list[str]) -> list[str]:
+    """`argv` run by a child of the reaper inside the namespaces of the process `holder`, as
+    `uid` (from root; a user is mapped to it by the sandbox's user namespace), without
+    capabilities or no_new_privs, in `cwd`, with exactly `env` and `rlimits`."""
+    cfg = {"parent": parent, "cgroup_procs": cgroup_procs, "enter": holder, "uid": uid, "cwd": cwd,
+           "env": env, "rlimits": rlimits}
     return [sys.executable, "-I", "-S", "-c", REAPER, json.dumps(cfg), *argv]
 
 

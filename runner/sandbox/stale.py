@@ -66,7 +66,7 @@ def remove_box(box: Path, owner: dict[str, Any] | None) -> None:
     for pid, start in reversed(owner.get("processes", [])):  # namespace init first
         if procfs.same_process(pid, start):
             procfs.kill(pid)
-    cgroups.remove(owner.get("cgroups", {}).values())
+    cgroups.remove(owner.get("cgroups", {}))
     shutil.rmtree(box, ignore_errors=True)
 
 
@@ -96,9 +96,7 @@ def collect_stale(state_dir: Path) -> int:
                 continue  # possibly being created right now by a live controller
             remove_box(box, owner)
             removed += 1
-    for parent in cgroups.parents().values():
-        removed += cgroups.collect_stale(parent, state_dir)
-    return removed
+    return removed + cgroups.collect_stale(state_dir)
 
 
 def remove_dirs_of_dead_controllers(state_dir: Path) -> None:

@@ -1,31 +1,50 @@
-"""Instance workspaces on the host, each bounded by a file system of its own.
+"""Instance workspaces, each bounded by a file system of its own.
 
-The model's code can write to /workspace without limit otherwise, and the workspace lives on
-the host's disk. So a bounded workspace is an ext4 file system in a sparse image file of
-`size_mb`, loop-mounted at the workspace directory before the sandbox starts. Both backends
-bind-mount that directory, so a cell that writes past the bound gets ENOSPC ("No space left
-on device") in its observation, on either backend, and the host's disk never fills. The
-image sits beside the directory, outside every sandbox, and costs only what is written.
+The model's code could otherwise write to /workspace without limit, onto the host's disk.
+A bounded workspace is one of two file systems, by who runs the controller (`kind`):
+- root: an ext4 file system in a sparse image file of `size_mb`, loop-mounted at the host's
+  workspace directory before the sandbox starts, which both backends bind-mount. The image
+  sits beside the directory, outside every sandbox, and costs only what is written.
+- anyone else (loop mounts need root): a tmpfs of `size_mb` that bubblewrap mounts in the
+  sandbox's own mount namespace. It is memory, counted against the sandbox's memory limit,
+  and lives as long as the sandbox (kernel restarts keep it); before the sandbox is torn down,
+  `harvest` copies its file_check/ out into the host's workspace directory.
+Either way a cell that writes past the bound gets ENOSPC ("No space left on device") in its
+observation, and the host's disk never fills.
 
-Layout: SCRATCH_ROOT/<controller pid>-<run id>/<entry key>       the mount point (the workspace)
-                                             /<entry key>.img   its image
+Layout: SCRATCH_ROOT/<controller pid>-<run id>/<entry key>       the workspace (ext4: mount point)
+                                             /<entry key>.img   its image (ext4 only)
 A controller that died leaves both; `collect_stale` unmounts and removes them.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 from runner.sandbox import procfs
 from runner.sandbox.base import SandboxError
-from runner.sandbox.layout import SANDBOX_UID
+from runner.sandbox.layout import FILE_CHECK_DIR, SANDBOX_UID, ensure_private_dir, user_dir
 from runner.settings import WORKSPACE_MIN_MB
 
-SCRATCH_ROOT = Path(tempfile.gettempdir()) / "eegbench-work"
+log = logging.getLogger(__name__)
+
+SCRATCH_ROOT = user_dir() / "work"
 TOOL_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+Kind = Literal["dir", "ext4", "tmpfs"]
+
+
+def kind(size_mb: int) -> Kind:
+    """What a workspace of `size_mb` is here: an unbounded directory (0), a loop-mounted
+    ext4 (a root controller), or a tmpfs inside the sandbox (anyone else)."""
+    if size_mb == 0:
+        return "dir"
+    return "ext4" if os.geteuid() == 0 else "tmpfs"
 
 
 def image_of(path: Path) -> Path:
@@ -37,10 +56,12 @@ def create(path: Path, size_mb: int) -> None:
     """A fresh, empty workspace at `path`: bounded to `size_mb` MB, unbounded when 0.
 
     SandboxError when the bounded file system cannot be made (see `check_bounded`)."""
+    if SCRATCH_ROOT in path.parents:
+        ensure_private_dir(SCRATCH_ROOT)
     remove(path)
     path.mkdir(parents=True)
-    if size_mb == 0:
-        return
+    if kind(size_mb) != "ext4":
+        return  # a tmpfs is the sandbox's to mount; the directory receives its harvest
     image = image_of(path)
     try:
         with open(image, "wb") as f:
@@ -65,23 +86,81 @@ def remove(path: Path) -> None:
 
 def check_bounded(size_mb: int) -> None:
     """SandboxError naming the cause when a `size_mb` workspace cannot be made here; the run
-    checks this before it starts. 0 (unbounded) is always possible."""
-    if size_mb == 0:
+    checks this before it starts. 0 (unbounded) and a tmpfs (the sandbox's) are always
+    possible."""
+    if kind(size_mb) != "ext4":
         return
     missing = [t for t in ("mkfs.ext4", "mount", "umount") if shutil.which(t, path=TOOL_ENV["PATH"]) is None]
     if missing:
         raise SandboxError(f"a bounded workspace needs {', '.join(missing)} (e2fsprogs, mount); "
                            "or pass --workspace-mb 0 for an unbounded one")
-    if os.geteuid() != 0:
-        raise SandboxError("a bounded workspace is a loop-mounted file system, which needs root; "
-                           "run as root or pass --workspace-mb 0 for an unbounded workspace")
-    SCRATCH_ROOT.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(SCRATCH_ROOT)
     probe = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-probe-", dir=SCRATCH_ROOT)) / "ws"
     try:
         create(probe, WORKSPACE_MIN_MB)
     finally:
         remove(probe)
         shutil.rmtree(probe.parent, ignore_errors=True)
+
+
+def harvest(sandbox_root: Path, workspace: Path, budget_bytes: int) -> list[str]:
+    """Copy <sandbox_root>/workspace/file_check/ (a tmpfs workspace, seen through the holder's
+    /proc/<pid>/root) into <workspace>/file_check/; return what was not copied, and why.
+
+    Hostile code wrote it: nothing is followed. Each directory is opened relative to its
+    parent with O_NOFOLLOW; symlinks are recreated as symlinks and FIFOs as FIFOs (what
+    run.artifacts records of them, unread), other special files are left; regular files are
+    copied while their sizes sum to at most `budget_bytes` (a sparse file or hard links could
+    otherwise make a copy far larger than the tmpfs). Run it once the model's processes are
+    gone."""
+    skipped: list[str] = []
+    dest = workspace / FILE_CHECK_DIR
+    dest.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        top = os.open(sandbox_root / "workspace", flags)
+    except OSError as exc:
+        return [f"the sandbox's workspace is gone ({exc.strerror})"]
+    try:
+        source = os.open(FILE_CHECK_DIR, flags, dir_fd=top)
+    except OSError as exc:
+        os.close(top)
+        return [] if exc.errno == 2 else [f"{FILE_CHECK_DIR}/ is not a directory ({exc.strerror})"]
+    os.close(top)
+    _copy_tree(source, dest, [budget_bytes], skipped, FILE_CHECK_DIR)
+    return skipped
+
+
+def _copy_tree(src_fd: int, dest: Path, budget: list[int], skipped: list[str], rel: str) -> None:
+    """Copy the directory open at src_fd into dest (consumes src_fd)."""
+    try:
+        names = sorted(os.listdir(src_fd))
+        for name in names:
+            _copy_entry(src_fd, name, dest, budget, skipped, f"{rel}/{name}")
+    finally:
+        os.close(src_fd)
+
+
+def _copy_entry(src_fd: int, name: str, dest: Path, budget: list[int], skipped: list[str], rel: str) -> None:
+    st = os.stat(name, dir_fd=src_fd, follow_symlinks=False)
+    target = dest / name
+    if stat.S_ISDIR(st.st_mode):
+        target.mkdir(exist_ok=True)
+        _copy_tree(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=src_fd), target,
+                   budget, skipped, rel)
+    elif stat.S_ISLNK(st.st_mode):
+        target.symlink_to(os.readlink(name, dir_fd=src_fd))
+    elif stat.S_ISFIFO(st.st_mode):
+        os.mkfifo(target)
+    elif not stat.S_ISREG(st.st_mode):
+        skipped.append(f"{rel}: a special file")
+    elif st.st_size > budget[0]:
+        skipped.append(f"{rel}: {st.st_size} bytes, past what the workspace holds")
+    else:
+        budget[0] -= st.st_size
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=src_fd)
+        with os.fdopen(fd, "rb") as reader, open(target, "wb") as writer:
+            shutil.copyfileobj(reader, writer, 1 << 20)
 
 
 def mounts_under(root: Path) -> list[Path]:

@@ -1,9 +1,9 @@
 """What runs of given (finished or killed) controllers may have left on the machine.
 
 A controller names everything it makes after its pid: sandbox state dirs
-`/tmp/eegbench-{sbx,dkr}[-uid]/<pid>-<hex>`, cgroups `<parent>/eegbench/<pid>-<hex>` in every
-v1 hierarchy, scratch workspaces `/tmp/eegbench-work/<pid>-<run>` (loop-mounted when bounded)
-and Docker containers labelled `eegbench.controller=<pid>`. Once those controllers are gone,
+`<user dir>/{sbx,dkr}/<pid>-<hex>`, cgroups `<parent>/eegbench/<pid>-<hex>` (in every v1
+hierarchy, or in the delegated v2 cgroup), scratch workspaces `<user dir>/work/<pid>-<run>`
+(loop-mounted when bounded) and Docker containers labelled `eegbench.controller=<pid>`. Once those controllers are gone,
 each of these is a leak, unless the next run's stale collection removed it. Only the named
 controllers are looked at: other runs on the machine (parallel test workers) keep theirs.
 """
@@ -13,11 +13,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from runner.sandbox import cgroups
+from runner.sandbox import cgroup_v1, cgroups
+from runner.sandbox.layout import state_dir
 from runner.sandbox.workspace import SCRATCH_ROOT, mounts_under
 
-TMP = Path("/tmp")
-STATE_DIR_GLOBS = ("eegbench-sbx*", "eegbench-dkr*")
+STATE_DIRS = (state_dir("sbx"), state_dir("dkr"))
 
 
 def leftovers(controllers: Iterable[int]) -> list[str]:
@@ -25,7 +25,7 @@ def leftovers(controllers: Iterable[int]) -> list[str]:
     pids = set(controllers)
     found = [f"process {pid}" for pid in sorted(sandbox_processes(pids))]
     for pid in sorted(pids):
-        found += [f"state dir {p}" for pattern in STATE_DIR_GLOBS for p in TMP.glob(f"{pattern}/{pid}-*")]
+        found += [f"state dir {p}" for d in STATE_DIRS for p in d.glob(f"{pid}-*")]
         found += [f"cgroup {p}" for p in cgroup_dirs(pid)]
         found += [f"scratch dir {p}" for p in SCRATCH_ROOT.glob(f"{pid}-*")]
     found += [f"mount {p}" for p in mounts_under(SCRATCH_ROOT) if _owner(p) in pids]
@@ -43,8 +43,11 @@ def assert_nothing_left(controllers: Iterable[int], wait_s: float = 5.0) -> None
 
 def cgroup_dirs(pid: int) -> list[Path]:
     """The controller's sandbox cgroups: under eegbench/ of the hierarchy root and of the
-    cgroup the controller (a child of this process) was started in."""
-    parents = {*cgroups.parents().values(), *cgroups.CGROUP_MOUNT.glob(f"*/{cgroups.CGROUP_GROUP}")}
+    cgroup the controller (a child of this process) was started in, or of the v2 cgroup."""
+    chosen = cgroups.hierarchy()
+    parents = {*cgroup_v1.parents().values(), *cgroup_v1.CGROUP_MOUNT.glob(f"*/{cgroup_v1.CGROUP_GROUP}")}
+    if chosen.v2 is not None:
+        parents = {chosen.v2.group}
     return sorted(p for parent in parents for p in parent.glob(f"{pid}-*"))
 
 
@@ -58,10 +61,10 @@ def _owner(mount: Path) -> int | None:
 def sandbox_processes(controllers: set[int]) -> set[int]:
     """Pids of sandbox processes (reaper, bwrap, kernel) started by the given controllers.
 
-    Every sandbox process names its controller: the reaper's config holds `"parent": PID`
-    and the workspace bind is under eegbench-work/PID-RUN. Other runs on the machine are
-    not counted."""
-    markers = [m for pid in controllers for m in (f'"parent": {pid},'.encode(), f"eegbench-work/{pid}-".encode())]
+    Every sandbox's reapers name their controller: their config holds `"parent": PID`; bwrap's
+    workspace bind is under <scratch>/PID-RUN. Other runs on the machine are not counted."""
+    scratch = str(SCRATCH_ROOT)
+    markers = [m for pid in controllers for m in (f'"parent": {pid},'.encode(), f"{scratch}/{pid}-".encode())]
     found = set()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -77,8 +80,8 @@ def sandbox_processes(controllers: set[int]) -> set[int]:
 
 def docker_containers(controllers: set[int]) -> list[str]:
     """Containers (running or not) that the controllers' docker sandboxes left."""
-    if not Path("/tmp/eegbench-dkr").exists():
-        return []  # no docker sandbox ever ran on this machine
+    if not state_dir("dkr").exists():
+        return []  # no docker sandbox of this user ever ran on this machine
     import docker
 
     client = docker.from_env()

@@ -19,7 +19,7 @@ ATTACKS = {
     "write_input": "import glob\np = glob.glob('/input/**/*.*', recursive=True)[0]\ntry:\n    open(p, 'a').write('x'); print('WROTE')\nexcept OSError as e:\n    print('BLOCKED', type(e).__name__)",
     "env_secret": "import os\nprint('SECRET' if any('secret-xyz' in v for v in os.environ.values()) else 'CLEAN', sorted(os.environ))",
     "fork_bomb": "import os\nn = 0\ntry:\n    while n < 100000:\n        if os.fork() == 0:\n            import time; time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError as e:\n    print('FORK_LIMIT', n, type(e).__name__)",
-    "memory": "import numpy as np\nx = np.ones(2 * 1024**3 // 8)\nprint('ALLOCATED', x.sum())",
+    "memory": "import numpy as np\nx = np.ones(2 * 1024**3 // 8)\nprint('ALLOC' + 'ATED', x.sum())",
     "busy_loop": "while True:\n    pass",
     "uninterruptible": "sum(range(10**11))",
     "exit": "import os\nos._exit(1)",

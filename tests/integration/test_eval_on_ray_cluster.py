@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.sandbox.workspace import SCRATCH_ROOT
 from tests.endpoint_stub import LimitedEndpoint, ScriptedServer, error
 from tests.integration.leftovers import assert_nothing_left
 from tests.integration.test_eval_respects_endpoint_limits import oracle_replies
@@ -259,7 +260,7 @@ def _sandbox_parents() -> set[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b'"parent": ' in cmdline and b"eegbench-work/" in cmdline:
+        if b'"parent": ' in cmdline and f"{SCRATCH_ROOT}/".encode() in cmdline:
             parents.add(_ppid(pid))
     return parents - {None}
 

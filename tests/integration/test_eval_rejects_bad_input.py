@@ -5,6 +5,7 @@ run directory behind."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -260,3 +261,26 @@ def test_judge_endpoint_with_a_malformed_base_url(eegbench, tmp_path, monkeypatc
     error = rejected(eegbench, "--cases", str(tmp_path / "cases"), "--data-root", str(DATA_ROOT),
                      "--model", write_script(tmp_path, GOOD_REPLIES), "--judge", "openai:judge-model")
     assert error.startswith("error: EEGBENCH_JUDGE_BASE_URL='judge.example.com': expected an http:// or https:// URL"), error
+
+
+NO_USERNS = ("bwrap: No permissions to creating new namespace, likely because the kernel does not allow "
+             "non-privileged user namespaces")
+
+
+@pytest.mark.parametrize("bwrap, expected", [
+    (None, "missing executables: bwrap"),
+    (NO_USERNS, "unprivileged user namespaces are disabled here" if os.geteuid() else "bubblewrap cannot create"),
+])
+def test_a_machine_whose_bubblewrap_cannot_sandbox(eegbench, tmp_path, monkeypatch, bwrap, expected):
+    """No bubblewrap on PATH, or one the kernel refuses namespaces: one line with the fix, exit 2."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    if bwrap is not None:
+        (fake / "bwrap").write_text(f"#!/bin/sh\necho '{bwrap}' >&2\nexit 1\n")
+        (fake / "bwrap").chmod(0o755)
+        (fake / "setpriv").symlink_to("/usr/bin/setpriv")
+    monkeypatch.setenv("PATH", str(fake))
+    write_case(tmp_path / "cases")
+    error = rejected(eegbench, "--sandbox", "local", "--cases", str(tmp_path / "cases"), "--data-root", str(DATA_ROOT),
+                     "--model", write_script(tmp_path, GOOD_REPLIES))
+    assert error.startswith(f"error: sandbox backend local cannot run here: {expected}"), error

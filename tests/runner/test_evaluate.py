@@ -1,8 +1,11 @@
 """`eegbench eval`'s checks of the limits a run asks for, made before the run directory exists."""
+import os
+
 import pytest
 
 from runner.config import RunConfig
 from runner.evaluate import check_sandbox_limits
+from runner.sandbox import layout, workspace
 from runner.sandbox.local import LocalBackend
 from runner.settings import ResourceLimits
 from validation.errors import UserError
@@ -34,3 +37,28 @@ def test_one_sandbox_at_a_time_may_use_the_rlimit_fallback():
 def test_workspace_bound_below_ext4s_minimum_names_the_option():
     with pytest.raises(ValueError, match="(?s)workspace_mb.*at least 16"):
         ResourceLimits(workspace_mb=8)
+
+
+class UserDocker(LocalBackend):
+    """A backend that cannot bound a workspace without root (Docker's loop-mounted ext4)."""
+
+    name = "docker"
+    tmpfs_workspace = False
+
+
+def test_a_user_asking_docker_for_a_bounded_workspace_is_told_what_to_do(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    bounded = RunConfig(run_id="r", model="oracle", resources=ResourceLimits(workspace_mb=2048))
+    with pytest.raises(UserError, match="^--workspace-mb 2048: on the docker backend .* root controller; "
+                                        "use --sandbox local .* or pass --workspace-mb 0"):
+        check_sandbox_limits(bounded, UserDocker())
+
+
+def test_a_scratch_dir_someone_else_owns_stops_the_run_naming_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
+    owner = os.geteuid()
+    monkeypatch.setattr(layout.os, "geteuid", lambda: owner + 4242)  # we are someone else
+    monkeypatch.setattr(workspace, "SCRATCH_ROOT", layout.user_dir() / "work")
+    layout.user_dir().mkdir(mode=0o700)  # made by its real owner
+    with pytest.raises(UserError, match=f"{layout.user_dir()} is owned by uid {owner}, .*: remove it .*TMPDIR"):
+        check_sandbox_limits(config(jobs=1), RlimitsOnly())

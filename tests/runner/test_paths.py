@@ -1,7 +1,11 @@
 """Paths and Environment: the variables eegbench reads, read once, and where they point."""
+import os
 from pathlib import Path
 
-from runner.paths import PROJECT_ROOT, Environment, Paths
+import pytest
+
+from runner.paths import PROJECT_ROOT, Environment, Paths, check_writable
+from validation.errors import UserError
 
 
 def test_defaults_are_under_the_project():
@@ -33,3 +37,23 @@ def test_the_environment_is_a_snapshot(monkeypatch):
     monkeypatch.setenv("EEGBENCH_BASE_URL", "")
     assert Environment.from_os().get("EEGBENCH_BASE_URL") is None  # empty is unset
     assert Environment(paths=Paths(project_root=Path("/p"))).paths.project_root == Path("/p")
+
+
+def test_a_directory_that_can_be_made_is_writable(tmp_path):
+    check_writable(tmp_path / "runs" / "deeper", "the runs directory", "EEGBENCH_RUNS")
+
+
+def test_an_unwritable_directory_is_named_with_its_owner_and_the_variable(tmp_path, monkeypatch):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != locked and real_access(p, mode))
+    with pytest.raises(UserError, match=f"^the runs directory={locked}/runs: {locked} is not writable by uid "
+                                        f"{os.geteuid()} \\(it belongs to uid {os.geteuid()}\\): set EEGBENCH_RUNS"):
+        check_writable(locked / "runs", "the runs directory", "EEGBENCH_RUNS")
+
+
+def test_a_file_in_the_way_is_named(tmp_path):
+    (tmp_path / "data").write_text("not a folder")
+    with pytest.raises(UserError, match=f"^EEGBENCH_DATA={tmp_path}/data/x: {tmp_path}/data is not a directory$"):
+        check_writable(tmp_path / "data" / "x", "EEGBENCH_DATA", "EEGBENCH_DATA")

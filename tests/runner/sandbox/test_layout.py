@@ -2,6 +2,7 @@
 command, the container settings (no root, no bwrap run, no Docker daemon needed)."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -62,6 +63,38 @@ def test_state_dirs_leave_room_for_socket_paths(state_dir):
     kernel.socket_dir_ok(box, layout.INSIDE_SOCKET_DIR)
 
 
+def test_machine_state_is_per_user_under_the_temp_dir(monkeypatch, tmp_path):
+    assert LOCAL_STATE_DIR.parent == DOCKER_STATE_DIR.parent == layout.user_dir()
+    assert layout.user_dir().name == f"eegbench-{os.geteuid()}"
+    monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(layout.os, "geteuid", lambda: 1234)
+    assert layout.state_dir("sbx") == tmp_path / "eegbench-1234" / "sbx"
+
+
+def test_state_dirs_are_made_private(monkeypatch, tmp_path):
+    monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
+    layout.ensure_private_dir(layout.state_dir("sbx"))
+    for d in (layout.user_dir(), layout.state_dir("sbx")):
+        assert d.stat().st_mode & 0o777 == 0o700 and d.stat().st_uid == os.geteuid()
+
+
+def test_a_user_dir_someone_else_made_is_refused_with_the_fix(monkeypatch, tmp_path):
+    monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
+    layout.user_dir().mkdir(mode=0o700)
+    owner = os.geteuid()
+    monkeypatch.setattr(layout.os, "geteuid", lambda: owner + 4242)  # we are now someone else
+    with pytest.raises(SandboxError, match=f"eegbench-{owner + 4242} is owned by uid {owner}.*TMPDIR"):
+        layout.ensure_private_dir(layout.state_dir("sbx"))
+
+
+def test_a_user_dir_open_to_others_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
+    layout.user_dir().mkdir()
+    layout.user_dir().chmod(0o755)
+    with pytest.raises(SandboxError, match="open to others \\(mode 755\\)"):
+        layout.ensure_private_dir(layout.user_dir())
+
+
 def test_workspace_is_prepared_with_its_file_check_dir(tmp_path):
     layout.prepare_workspace(tmp_path / "ws", as_root=False)
     assert (tmp_path / "ws" / layout.FILE_CHECK_DIR).is_dir()
@@ -94,6 +127,28 @@ def test_bwrap_argv_isolates_and_ends_with_the_kernel(tmp_path, as_root):
     assert not any(dest.startswith(str(PROJECT_ROOT)) for dest in mounted)  # the project never appears
     writable = sorted(dest for dest, (kind, _) in mounted.items() if kind == "--bind")
     assert writable == ["/kernel", "/workspace"]
+
+
+def test_the_sandbox_root_is_read_only_and_the_command_is_its_pid_1(tmp_path):
+    argv = bwrap.bwrap_argv(spec(tmp_path), tmp_path / "box", COMMAND, as_root=False)
+    assert "--as-pid-1" in argv
+    i = argv.index("--remount-ro")  # after every mount and directory made on the root
+    assert argv[i + 1] == "/" and not any(a in ("--bind", "--ro-bind", "--dir", "--tmpfs") for a in argv[i:])
+
+
+def test_a_tmpfs_workspace_is_sized_and_not_the_host_directory(tmp_path):
+    argv = bwrap.bwrap_argv(spec(tmp_path), tmp_path / "box", COMMAND, as_root=False, workspace_tmpfs_mb=64)
+    assert "/workspace" not in binds(argv) and str(tmp_path / "ws") not in argv
+    tmpfs = [argv[i - 2: i + 2] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert ["--size", str(64 * 2**20), "--tmpfs", "/workspace"] in tmpfs
+    assert argv[argv.index(f"/workspace/{layout.FILE_CHECK_DIR}") - 1] == "--dir"
+
+
+def test_the_holder_only_reaps_and_says_when_it_is_ready():
+    command = bwrap.holder_command("/opt/venv/bin/python")
+    assert command[:4] == ["/opt/venv/bin/python", "-I", "-S", "-c"]
+    assert f"READY = {bwrap.HOLDER_READY!r}" in command[4] and "waitpid" in command[4]
+    compile(command[4], "holder", "exec")
 
 
 def test_a_virtualenv_is_mounted_at_opt_venv_not_at_its_host_path():

@@ -75,3 +75,9 @@ def test_the_docker_sdk_loads_only_when_the_docker_backend_is_built():
             "get_backend('docker').available()\nassert 'docker' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_auto_takes_the_local_backend_for_a_user(monkeypatch):
+    monkeypatch.setattr("runner.sandbox.os.geteuid", lambda: 1000)
+    backend, why = choose_backend("auto")
+    assert backend.name == "local" and why.startswith("auto: local (not root: docker is for root)")

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from runner.sandbox import BACKENDS, backend_names, conformance, sandbox_choices
+from runner.sandbox import BACKENDS, backend_names, conformance, sandbox_choices, spawn
 from runner.sandbox.base import SandboxSpec
 from runner.sandbox.layout import state_dir
 from runner.sandbox.local import LocalBackend, LocalSandbox
@@ -50,7 +50,7 @@ def test_a_registered_backend_is_offered_as_a_sandbox_choice(toy):
 
 @pytest.mark.parametrize("check", conformance.CHECKS, ids=lambda c: c.name)
 def test_toy_backend_passes_every_conformance_check(context, check):
-    assert context.backend.name == "toy" and str(context.backend.state_dir).endswith("eegbench-toy")
+    assert context.backend.name == "toy" and context.backend.state_dir == state_dir("toy")
     check(context)
 
 
@@ -58,26 +58,38 @@ def test_toy_backend_passes_every_conformance_check(context, check):
 
 
 def shares_the_host_network(argv: list[str]) -> list[str]:
+    """The sandbox (bwrap's command line) without a network namespace of its own."""
     return [a for a in argv if a != "--unshare-net"]
 
 
 def keeps_root(argv: list[str]) -> list[str]:
-    """Drop the `setpriv ... --` prefix that takes uid 0 and every capability away."""
-    start = argv.index("setpriv")
-    return argv[:start] + argv[argv.index("--", start) + 1:]
+    """The kernel's reaper with a privilege drop that does nothing: the kernel keeps the root
+    controller's uid 0 and capabilities."""
+    i = argv.index(spawn.REAPER)
+    flawed = spawn.REAPER.replace("def drop_privileges(uid):\n", "def drop_privileges(uid):\n    return\n")
+    assert flawed != spawn.REAPER
+    return [*argv[:i], flawed, *argv[i + 1:]]
 
 
-# flaw -> (argv edit, the check that must fail, what its failure message shows)
+# flaw -> (which command line it edits, the edit, the check that must fail, what its failure
+# message shows). Only a root controller has a root to keep.
 FLAWS = {
-    "shares_the_host_network": (shares_the_host_network, "no_network_outside_loopback_or_dns", "CONNECTED"),
-    "keeps_root": (keeps_root, "kernel_runs_unprivileged_without_capabilities", "uid 0 0 0"),
+    "shares_the_host_network": ("holder", shares_the_host_network, "no_network_outside_loopback_or_dns",
+                                "CONNECTED"),
+    **({"keeps_root": ("kernel", keeps_root, "kernel_runs_unprivileged_without_capabilities", "uid 0 0 0")}
+       if os.geteuid() == 0 else {}),
 }
 
 
-def broken_backend(flaw):
+def broken_backend(where, flaw):
     class BrokenSandbox(LocalSandbox):
-        def _launch_argv(self) -> list[str]:
-            return flaw(super()._launch_argv())
+        def _holder_argv(self) -> list[str]:
+            argv = super()._holder_argv()
+            return flaw(argv) if where == "holder" else argv
+
+        def _kernel_argv(self) -> list[str]:
+            argv = super()._kernel_argv()
+            return flaw(argv) if where == "kernel" else argv
 
     class BrokenBackend(LocalBackend):
         name = f"broken-{flaw.__name__}"
@@ -90,10 +102,8 @@ def broken_backend(flaw):
 
 @pytest.mark.parametrize("name", FLAWS)
 def test_a_backend_with_a_flaw_fails_the_check_that_covers_it(name, tmp_path):
-    flaw, check_name, evidence = FLAWS[name]
-    if flaw is keeps_root and os.geteuid() != 0:
-        pytest.skip("only a root controller drops privileges with setpriv")
-    with conformance.Context(lambda: broken_backend(flaw), tmp_path) as ctx:
+    where, flaw, check_name, evidence = FLAWS[name]
+    with conformance.Context(lambda: broken_backend(where, flaw), tmp_path) as ctx:
         with pytest.raises(AssertionError, match=evidence):
             conformance.by_name(check_name)(ctx)
         assert ctx.box.execute("print('the sandbox itself works')").status == "ok"

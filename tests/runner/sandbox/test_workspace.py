@@ -65,3 +65,67 @@ class TestBounded:
         with pytest.raises(SandboxError, match="cannot make a 16 MB workspace"):
             workspace.create(ws, 16)
         assert not ws.exists() and not workspace.image_of(ws).exists()
+
+
+@pytest.mark.parametrize("euid, size_mb, kind", [(0, 0, "dir"), (1000, 0, "dir"), (0, 64, "ext4"), (1000, 64, "tmpfs")])
+def test_a_bounded_workspace_is_ext4_for_root_and_a_tmpfs_for_anyone_else(monkeypatch, euid, size_mb, kind):
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    assert workspace.kind(size_mb) == kind
+
+
+def test_a_tmpfs_workspace_needs_no_probe_or_tools(monkeypatch, tmp_path):
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(workspace, "TOOL_ENV", {"PATH": str(tmp_path / "nothing")})  # no mkfs, no mount
+    workspace.check_bounded(2048)
+    ws = tmp_path / "run" / "case"
+    workspace.create(ws, 2048)  # the directory that receives the harvest
+    assert ws.is_dir() and not workspace.image_of(ws).exists()
+
+
+def sandbox_root(tmp_path: Path) -> Path:
+    """A stand-in for /proc/<holder>/root: what hostile code left in /workspace/file_check."""
+    root = tmp_path / "root"
+    check = root / "workspace" / "file_check"
+    (check / "sub" / "deeper").mkdir(parents=True)
+    (check / "result.txt").write_text("artifact")
+    (check / "sub" / "deeper" / "plot.png").write_bytes(b"\x89PNG")
+    (check / "escape").symlink_to("/etc/passwd")
+    (check / "escape_dir").symlink_to("/etc")
+    os.mkfifo(check / "pipe")
+    (root / "workspace" / "scratch.bin").write_bytes(b"not an artifact")
+    return root
+
+
+def test_harvest_copies_file_check_and_follows_nothing(tmp_path):
+    dest = tmp_path / "host-ws"
+    assert workspace.harvest(sandbox_root(tmp_path), dest, 2**20) == []
+    check = dest / "file_check"
+    assert (check / "result.txt").read_text() == "artifact"
+    assert (check / "sub" / "deeper" / "plot.png").read_bytes() == b"\x89PNG"
+    assert os.readlink(check / "escape") == "/etc/passwd" and (check / "escape").is_symlink()
+    assert (check / "escape_dir").is_symlink() and not (check / "escape_dir" / "passwd").is_symlink()
+    assert (check / "pipe").is_fifo()
+    assert sorted(p.name for p in dest.iterdir()) == ["file_check"]  # the rest of /workspace stays behind
+
+
+def test_harvest_stops_at_the_workspace_size(tmp_path):
+    root = tmp_path / "root"
+    check = root / "workspace" / "file_check"
+    check.mkdir(parents=True)
+    (check / "a.bin").write_bytes(b"a" * 600)
+    with open(check / "sparse.bin", "wb") as f:  # far larger than any tmpfs could hold
+        f.truncate(2**40)
+    for i in range(3):  # hard links: one file's blocks, three copies' bytes
+        os.link(check / "a.bin", check / f"link{i}.bin")
+    skipped = workspace.harvest(root, tmp_path / "host-ws", 1000)
+    copied = sorted(p.name for p in (tmp_path / "host-ws" / "file_check").iterdir())
+    assert copied == ["a.bin"] and len(skipped) == 4, (copied, skipped)
+    assert all("past what the workspace holds" in s for s in skipped)
+
+
+def test_harvest_of_a_vanished_sandbox_says_so(tmp_path):
+    assert workspace.harvest(tmp_path / "gone", tmp_path / "ws", 100) == [
+        "the sandbox's workspace is gone (No such file or directory)"]
+    (tmp_path / "root" / "workspace").mkdir(parents=True)
+    (tmp_path / "root" / "workspace" / "file_check").symlink_to("/etc")
+    assert "is not a directory" in workspace.harvest(tmp_path / "root", tmp_path / "ws", 100)[0]
