@@ -23,7 +23,7 @@ EVAL_ARGS ?=
 RUNS     ?=
 REPORT_ARGS ?=
 
-.PHONY: setup ray data truth truth-check plans eval report test test-fast lint bench clean docker image browser chaos
+.PHONY: setup ray data truth truth-check plans eval report test test-fast lint bench clean docker image browser uml chaos
 
 setup: $(STAMP)
 
@@ -72,7 +72,7 @@ report: setup
 
 # Docker is not optional for the tests: the conformance suite runs on both backends, and the
 # HTML report is opened in a real browser (Debian's Chromium).
-test: ray lint data image browser
+test: ray lint data image browser uml
 	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
 
 # The edit loop: unit tests only (no sandbox, no Docker, no root).
@@ -95,6 +95,11 @@ docker:
 # Debian's headless Chromium for the report's browser tests (installed as root if missing).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Debian's user-mode Linux: the tests boot it to run sandboxes on a real cgroup v2 hierarchy
+# (this machine kind's cgroups are v1). Installed as root if missing.
+uml:
+	@command -v linux.uml >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq user-mode-linux >/dev/null; }
 
 # The kernel image, built offline; a no-op when the tag for Dockerfile + requirements exists.
 image: setup docker

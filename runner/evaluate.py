@@ -25,7 +25,7 @@ from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, SandboxError
 from runner.sandbox.layout import ensure_private_dir
 from runner.scoring.scorer import Scorer, build_scorer
-from validation.errors import InfrastructureError, UserError
+from validation.errors import UserError
 from validation.instance import Instance
 from validation.scoring import check_instance_metrics
 

@@ -50,7 +50,7 @@ def memory_past_the_limit_is_reported_as_oom_once(ctx: Context) -> None:
         # 1 GB: where the limit is each process's address space, less would not even load numpy.
         with ctx.start("oom", memory_mb=1024, exec_timeout_s=60) as box:
             per_process = box.enforcement()["memory"] == "RLIMIT_AS per process"
-            obs = run(box, "import numpy\nblock = numpy.ones(3 * 1024**3 // 8)\nprint('ALLOC' + 'ATED')")
+            obs = run(box, "import numpy\nblock = numpy.ones(2 * 1024**3 // 8)\nprint('ALLOC' + 'ATED')")
             assert obs.status == "oom" and "ALLOCATED" not in obs.text, obs.text
             if per_process:
                 assert obs.error_name == "MemoryError" and not obs.restarted, obs
