@@ -23,7 +23,7 @@ EVAL_ARGS ?=
 RUNS     ?=
 REPORT_ARGS ?=
 
-.PHONY: setup ray data truth truth-check plans eval report test test-fast lint bench clean docker image browser uml chaos
+.PHONY: setup ray data truth truth-check plans eval report test test-fast lint bench clean docker image browser uml root chaos
 
 setup: $(STAMP)
 
@@ -72,8 +72,13 @@ report: setup
 
 # Docker is not optional for the tests: the conformance suite runs on both backends, and the
 # HTML report is opened in a real browser (Debian's Chromium).
-test: ray lint data image browser uml
+test: root ray lint data image browser uml
 	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
+
+# make test installs Docker, Chromium and user-mode Linux, starts dockerd, loop-mounts and
+# creates two users (to run the local backend's suite as an ordinary user): root's work.
+root:
+	@[ "$$(id -u)" = 0 ] || { echo "make test runs as root (it installs Docker, Chromium and user-mode Linux, starts dockerd and creates two ordinary users to run the local backend's suite as one); as yourself, run make test-fast" >&2; exit 2; }
 
 # The edit loop: unit tests only (no sandbox, no Docker, no root).
 test-fast: data

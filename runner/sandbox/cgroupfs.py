@@ -112,15 +112,7 @@ def remove_all(cgroups: Iterable[str | Path], timeout_s: float = 3.0) -> None:
 def collect_stale(parent: Path, state_dir: Path) -> int:
     """Remove the sandbox cgroups under `parent` (named <controller pid>-<hex>, like sandbox
     state dirs) whose state dir vanished and whose controller is gone; return how many."""
-    removed = 0
-    if not parent.is_dir():
-        return 0
-    for group in parent.iterdir():
-        if not group.is_dir() or (state_dir / group.name).exists():
-            continue
-        pid = group.name.split("-", 1)[0]
-        if not pid.isdigit() or procfs.exists(pid):
-            continue
+    stale = [g for g in procfs.named_after_dead_pids(parent) if g.is_dir() and not (state_dir / g.name).exists()]
+    for group in stale:
         remove(group)
-        removed += 1
-    return removed
+    return len(stale)

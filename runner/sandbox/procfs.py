@@ -83,6 +83,19 @@ def ns_pid(pid: int) -> int | None:
     return None
 
 
+def named_after_dead_pids(parent: Path) -> list[Path]:
+    """The entries of `parent` named <pid>-<anything> (sandbox state dirs, cgroups, scratch
+    dirs) whose pid no longer exists: what controllers that died left."""
+    if not parent.is_dir():
+        return []
+    found = []
+    for entry in sorted(parent.iterdir()):
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and not exists(pid):
+            found.append(entry)
+    return found
+
+
 def kill(pid: int, sig: int = signal.SIGKILL) -> None:
     """Signal a process; one that is gone (or not ours) is not an error."""
     try:

@@ -111,17 +111,20 @@ sys.exit(status)
 
 def reaper_argv(parent: int, cgroup_procs: list[str], argv: list[str]) -> list[str]:
     """`argv` run under the reaper: it joins `cgroup_procs` and dies with `parent`."""
-    cfg = {"parent": parent, "cgroup_procs": cgroup_procs, "rlimits": {}}
-    return [sys.executable, "-I", "-S", "-c", REAPER, json.dumps(cfg), *argv]
+    return _under_reaper({"parent": parent, "cgroup_procs": cgroup_procs, "rlimits": {}}, argv)
 
 
 def entering_reaper_argv(parent: int, cgroup_procs: list[str], holder: int, *, uid: int, cwd: str,
                          env: dict[str, str], rlimits: dict[str, int], argv: list[str]) -> list[str]:
     """`argv` run by a child of the reaper inside the namespaces of the process `holder`, as
     `uid` (from root; a user is mapped to it by the sandbox's user namespace), without
-    capabilities or no_new_privs, in `cwd`, with exactly `env` and `rlimits`."""
+    capabilities and with no_new_privs, in `cwd`, with exactly `env` and `rlimits`."""
     cfg = {"parent": parent, "cgroup_procs": cgroup_procs, "enter": holder, "uid": uid, "cwd": cwd,
            "env": env, "rlimits": rlimits}
+    return _under_reaper(cfg, argv)
+
+
+def _under_reaper(cfg: dict[str, Any], argv: list[str]) -> list[str]:
     return [sys.executable, "-I", "-S", "-c", REAPER, json.dumps(cfg), *argv]
 
 

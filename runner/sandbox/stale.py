@@ -101,12 +101,8 @@ def collect_stale(state_dir: Path) -> int:
 
 def remove_dirs_of_dead_controllers(state_dir: Path) -> None:
     """Remove state dirs whose controller pid (the name's prefix) no longer exists."""
-    if not state_dir.is_dir():
-        return
-    for box in state_dir.iterdir():
-        pid = box.name.split("-", 1)[0]
-        if pid.isdigit() and not procfs.exists(pid):
-            shutil.rmtree(box, ignore_errors=True)
+    for box in procfs.named_after_dead_pids(state_dir):
+        shutil.rmtree(box, ignore_errors=True)
 
 
 def own_boxes(state_dir: Path) -> set[str]:

@@ -182,16 +182,10 @@ def is_mounted(path: Path) -> bool:
 
 def collect_stale(root: Path = SCRATCH_ROOT) -> int:
     """Unmount and remove the scratch dirs of controllers that died; return how many."""
-    if not root.is_dir():
-        return 0
-    removed = 0
-    for run_dir in root.iterdir():
-        pid = run_dir.name.split("-", 1)[0]
-        if not pid.isdigit() or procfs.exists(pid):
-            continue
+    stale = procfs.named_after_dead_pids(root)
+    for run_dir in stale:
         remove_tree(run_dir)
-        removed += 1
-    return removed
+    return len(stale)
 
 
 def remove_tree(run_dir: Path) -> None:
