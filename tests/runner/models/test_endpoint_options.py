@@ -213,10 +213,11 @@ def test_close_ends_a_wait_for_a_connection():
 def test_the_time_a_request_waited_for_a_connection_is_reported():
     limiter = EndpointLimiter(1)
     assert limiter.try_acquire(1) == 0.0  # another worker holds the only connection for 0.5 s
-    threading.Timer(0.5, limiter.release, args=(1,)).start()
     with ScriptedServer([ok(), ok()]) as server:
         client = model(server.url, limiter=limiter)
-        waited = client.session(None).complete(MESSAGES)
+        session = client.session(None)
+        threading.Timer(0.5, limiter.release, args=(1,)).start()  # from just before the request
+        waited = session.complete(MESSAGES)
         free = client.session(None).complete(MESSAGES)
     assert 0.4 <= waited.queued_s < 5 and free.queued_s < 0.4
 
