@@ -47,7 +47,8 @@ def usable() -> str | None:
             if not os.access(parent, os.W_OK):
                 raise PermissionError(f"{parent} is not writable")
     except OSError as exc:
-        return f"cgroup v1 not writable: {exc}"
+        return (f"cgroup v1 not writable: {exc} (cgroup v1 is root's to write: run as root, or on a cgroup v2 "
+                "machine in a subtree delegated to you, or with --sandbox docker)")
     return None
 
 
