@@ -28,7 +28,8 @@ REPORT_ARGS ?=
 setup: $(STAMP)
 
 # bubblewrap is installed when root runs this; anyone else is told to ask for it. `eegbench
-# doctor` then checks the sandbox can start here (user namespaces, limits) and says what to enable.
+# doctor` then checks the sandbox can start here (user namespaces, limits) and says what to enable;
+# `eegbench jit-cache` compiles the kernels' numba code once for this CPU (read-only in sandboxes).
 $(STAMP): pyproject.toml kernel_image/requirements.txt
 	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq bubblewrap; } \
 		|| { echo "make setup: bubblewrap is missing; ask an administrator to install it (apt-get install bubblewrap), then rerun" >&2; exit 2; }
@@ -36,6 +37,7 @@ $(STAMP): pyproject.toml kernel_image/requirements.txt
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r kernel_image/requirements.txt -e '.[test,local-llm]'
 	$(PY) -m runner.cli doctor
+	$(PY) -m runner.cli jit-cache --sandbox local
 	touch $(STAMP)
 
 # Ray, for EXECUTOR=ray and the tests (not needed by a thread-pool run).
@@ -58,7 +60,10 @@ truth-check: data
 plans: data
 	$(PY) -m runner.cli plans check
 
+# The compile cache is rebuilt first if it is missing or stale (another CPU, a new image); if it
+# cannot be, the run says so and its kernels compile for themselves.
 eval: data $(if $(filter ray,$(EXECUTOR)),ray)
+	-$(PY) -m runner.cli jit-cache --sandbox $(SANDBOX)
 	$(PY) -m runner.cli eval --paradigm $(PARADIGM) --jobs $(JOBS) --epochs $(EPOCHS) --sandbox $(SANDBOX) $(if $(WARM_POOL),--warm-pool) \
 		$(if $(EXECUTOR),--executor '$(EXECUTOR)') \
 		$(if $(MODEL),--model '$(MODEL)') $(if $(SET),--set '$(SET)') $(if $(RUN),--run '$(RUN)') \
@@ -73,7 +78,7 @@ report: setup
 # Docker is not optional for the tests: the conformance suite runs on both backends, and the
 # HTML report is opened in a real browser (Debian's Chromium).
 test: root ray lint data image browser uml
-	$(PY) -m pytest -q -ra --durations=15 -n 3 --dist loadfile
+	$(PY) -m pytest -q -ra --durations=30 -n 3 --dist loadfile
 
 # make test installs Docker, Chromium and user-mode Linux, starts dockerd, loop-mounts and
 # creates two users (to run the local backend's suite as an ordinary user): root's work.
@@ -109,6 +114,7 @@ uml:
 # The kernel image, built offline; a no-op when the tag for Dockerfile + requirements exists.
 image: setup docker
 	PYTHON=$(PY) sh kernel_image/build.sh
+	$(PY) -m runner.cli jit-cache --sandbox docker
 
 bench: data image ray
 	$(PY) -m runner.bench

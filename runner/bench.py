@@ -1,4 +1,5 @@
-"""`make bench`: per sandbox backend, sandbox start, cell round trip, controller overhead per
+"""`make bench`: per sandbox backend, sandbox start, cell round trip, yasa's first use in a fresh
+kernel with and without the compile cache, controller overhead per
 oracle instance, and oracle throughput at JOBS=1, 2, 4 with and without the warm pool; then
 eegtools latency over long recordings (runner/bench_tools.py); then the time the HTML report of
 two full-catalog runs takes to build (runner/bench_report.py).
@@ -25,8 +26,9 @@ from runner.evaluate import run_parts
 from runner.paths import Environment
 from runner.run.scheduler import Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import backend_names, get_backend
-from runner.sandbox.base import SandboxSpec
+from runner.run.warm_pool import WARM_IMPORTS
+from runner.sandbox import backend_names, get_backend, jit_cache, procfs
+from runner.sandbox.base import JitCacheMount, SandboxSpec
 from runner.settings import SandboxLimits
 from validation.instance import Instance
 
@@ -60,6 +62,74 @@ def sandbox_figures(backend_name: str = "local") -> dict[str, float]:
                         box.execute("1 + 1")
                         trips.append(time.perf_counter() - t0)
     return {"start_to_first_result_s": statistics.median(starts), "trivial_cell_round_trip_ms": 1000 * statistics.median(trips)}
+
+
+# What the issue measured: `import yasa` and the first call of each antropy feature that
+# yasa.SleepStaging uses, in a fresh kernel (the cell's wall time; its CPU-s from the kernel).
+FIRST_USE = """
+import numpy as np, yasa, antropy as ant
+x = np.random.default_rng(0).standard_normal((6, 3000))
+ant.hjorth_params(x, axis=1); ant.num_zerocross(x, axis=1); ant.petrosian_fd(x, axis=1)
+np.apply_along_axis(ant.perm_entropy, 1, x, normalize=True); np.apply_along_axis(ant.higuchi_fd, 1, x)
+"""
+FIRST_USE_KERNELS = 3
+
+
+def jit_figures(backend_name: str) -> dict[str, float]:
+    """yasa's first use in fresh kernels with the compile cache and without it (interleaved)."""
+    backend = get_backend(backend_name)
+    compiled = JitCacheMount(jit_cache.ensure(ENV.paths.cache_dir, backend, ENV.paths.data_root)[0])
+    walls: dict[bool, list[float]] = {True: [], False: []}
+    cpus: dict[bool, list[float]] = {True: [], False: []}
+    with tempfile.TemporaryDirectory() as scratch:
+        for n in range(2 * FIRST_USE_KERNELS):
+            cached = n % 2 == 0
+            workspace = Path(scratch) / f"ws{n}"
+            workspace.mkdir()
+            spec = SandboxSpec("bench", f"jit-{n}", ENV.paths.data_root, (), workspace, SandboxLimits(),
+                               jit_cache=compiled if cached else None)
+            with backend.start(spec) as box:
+                observation = box.execute(FIRST_USE)
+            walls[cached].append(observation.duration_s)
+            cpus[cached].append(observation.cpu_s or 0.0)
+    cached_s, compiled_s = statistics.median(walls[True]), statistics.median(walls[False])
+    return {"yasa_first_use_cached_s": cached_s, "yasa_first_use_uncached_s": compiled_s,
+            "yasa_first_use_cached_cpu_s": statistics.median(cpus[True]),
+            "yasa_first_use_uncached_cpu_s": statistics.median(cpus[False]),
+            "yasa_first_use_uncached_over_cached": compiled_s / cached_s}
+
+
+FIRST_IMPORTS = "import numpy, scipy, pandas, matplotlib, mne, yasa"
+KERNELS = 3
+
+
+def kernel_figures(backend_name: str) -> dict[str, float]:
+    """Per started kernel, cold (nothing imported ahead) and warm (the warm pool's WARM_IMPORTS,
+    interleaved): start to ready, the model's first imports, and the kernel's CPU-s and PSS
+    once they are done."""
+    backend = get_backend(backend_name)
+    compiled = JitCacheMount(jit_cache.ensure(ENV.paths.cache_dir, backend, ENV.paths.data_root)[0])
+    rows: dict[str, list[tuple[float, float, float, float]]] = {"cold": [], "warm": []}
+    with tempfile.TemporaryDirectory() as scratch:
+        for n in range(2 * KERNELS):
+            kind = "warm" if n % 2 else "cold"
+            workspace = Path(scratch) / f"ws{n}"
+            workspace.mkdir()
+            spec = SandboxSpec("bench", f"kernel-{n}", ENV.paths.data_root, (), workspace, SandboxLimits(),
+                               jit_cache=compiled, preload=WARM_IMPORTS if kind == "warm" else ())
+            began = time.perf_counter()
+            with backend.start(spec) as box:
+                ready = time.perf_counter() - began
+                imports = box.execute(FIRST_IMPORTS).duration_s
+                pid = box.kernel_pid
+                rows[kind].append((ready, imports, procfs.cpu_seconds(pid) or 0.0, procfs.pss_mb(pid) or 0.0))
+    figures: dict[str, float] = {}
+    for kind, measured in rows.items():
+        for i, name in enumerate(("kernel_start_to_ready_s", "first_imports_s", "kernel_cpu_s", "kernel_pss_mb")):
+            figures[f"{kind}_{name}"] = statistics.median(row[i] for row in measured)
+    figures["warm_over_cold_kernel_cpu"] = figures["warm_kernel_cpu_s"] / figures["cold_kernel_cpu_s"]
+    figures["warm_over_cold_kernel_pss"] = figures["warm_kernel_pss_mb"] / figures["cold_kernel_pss_mb"]
+    return figures
 
 
 def _oracle_run(config: RunConfig, instances: list[Instance] | None = None) -> tuple[Scheduler, RunStore, float]:
@@ -148,7 +218,7 @@ def executor_figures() -> dict[str, object]:
 
 def backend_figures(name: str) -> dict[str, object]:
     """Every figure of one backend."""
-    figures: dict[str, object] = {**sandbox_figures(name), **oracle_overhead(name)}
+    figures: dict[str, object] = {**sandbox_figures(name), **jit_figures(name), **kernel_figures(name), **oracle_overhead(name)}
     for jobs in THROUGHPUT_JOBS:
         for pool in (False, True):
             run = oracle_throughput(name, jobs, pool)

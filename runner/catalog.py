@@ -68,17 +68,36 @@ def _unique(files: list[Path], instances: list[Instance]) -> list[Instance]:
     return instances
 
 
+ALL = "all"  # every instance of the default benchmark
+CHECK = "check"  # one instance of each of its tasks: what `make eval` without a MODEL runs
+
+
 def select(instances: list[Instance], selectors: list[str]) -> list[Instance]:
-    """Keep instances matching any selector: a subset name (any case, '_' for spaces),
-    a task id, a case id, or a task-id prefix ending in '*'. No selector keeps the default
-    benchmark: every instance but the EEGAgentBench ones (SET=eegagentbench selects those)."""
+    """Keep instances matching any selector: `all` (the default benchmark), `check` (its first
+    instance of each task), a subset name (any case, '_' for spaces), a task id, a case id, or
+    a task-id prefix ending in '*'. No selector keeps the default benchmark: every instance
+    but the EEGAgentBench ones (SET=eegagentbench selects those)."""
+    benchmark = [i for i in instances if i.meta_info.bench_subset != AGENTBENCH_SUBSET]
     if not selectors:
-        return [i for i in instances if i.meta_info.bench_subset != AGENTBENCH_SUBSET]
-    chosen = [i for i in instances if any(_matches(i, s) for s in selectors)]
-    unmatched = [s for s in selectors if not any(_matches(i, s) for i in instances)]
+        return benchmark
+    named = {ALL: {id(i) for i in benchmark}, CHECK: {id(i) for i in one_per_task(benchmark)}}
+    unmatched = [s for s in selectors if s.lower() not in named and not any(_matches(i, s) for i in instances)]
     if unmatched:
         raise UserError(f"SET: no instance matches {', '.join(unmatched)}")
-    return chosen
+
+    def wanted(instance: Instance, selector: str) -> bool:
+        chosen = named.get(selector.lower())
+        return id(instance) in chosen if chosen is not None else _matches(instance, selector)
+
+    return [i for i in instances if any(wanted(i, s) for s in selectors)]
+
+
+def one_per_task(instances: list[Instance]) -> list[Instance]:
+    """The first instance (by case id) of each task."""
+    first: dict[str, Instance] = {}
+    for instance in sorted(instances, key=lambda i: i.case_id):
+        first.setdefault(instance.task_id, instance)
+    return sorted(first.values(), key=lambda i: i.case_id)
 
 
 def parse_selection(text: str | None) -> list[str]:

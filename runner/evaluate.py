@@ -17,10 +17,10 @@ from runner.paths import Environment
 from runner.run.environment import describe
 from runner.run.executors import EXECUTORS
 from runner.run.instance import InstanceParts
-from runner.run.records import split_key
+from runner.run.records import ResultRecord, split_key
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import choose_backend
+from runner.sandbox import choose_backend, jit_cache
 from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, SandboxError
 from runner.sandbox.layout import ensure_private_dir
@@ -54,11 +54,25 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
             console.print(f"[yellow]{exc}; rerun with RUN={config.run_id} to resume")
             return EXIT_INTERRUPTED
     console.print(summary_table(store.summary()))
+    if config.model == "oracle" and config.selection == [catalog.CHECK]:
+        console.print(installation_verdict(store.results()), soft_wrap=True)
     table = agentbench_table(store)  # EEGAgentBench metrics when the run holds T-instances
     if table is not None:
         console.print(table)
     console.print(f"results: {store.root}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
+
+
+def installation_verdict(results: list[ResultRecord]) -> str:
+    """The oracle's installation check in one line: every task scored 100, or which did not."""
+    failed = sorted(r.case_id for r in results if r.score != 100)
+    tasks = len({r.task_id for r in results})
+    if not failed:
+        return (f"[green]installation check: the oracle scored 100 on one instance of each of {tasks} tasks: "
+                "the install works (make eval SET=all runs every instance)")
+    return (f"[red]installation check: {len(failed)} of {len(results)} instances did not score 100 "
+            f"({', '.join(failed[:8])}{' ...' if len(failed) > 8 else ''}): the install is broken; "
+            "eegbench show RUN CASE says why")
 
 
 @contextlib.contextmanager
@@ -77,12 +91,17 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
     stale = backend.collect_stale() + workspaces.collect_stale()
     if stale:
         console.print(f"collected {stale} leftover sandbox(es) and workspace(s) of crashed runs")
+    compiled, compiled_why = (jit_cache.resolve(env.paths.cache_dir, backend) if paradigm.needs_sandbox
+                              else (None, "no sandbox"))
+    if paradigm.needs_sandbox and compiled is None:
+        console.print(f"[yellow]{compiled_why}")
     model = build_model(config.model, env=env, settings=config.model_settings)
     scorer: Scorer | None = None
     try:
         scorer = build_scorer(config.scoring, evaluated=config.model, env=env)
         console.print(f"scoring: {_scoring_line(scorer)}")
-        instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=data_root)
+        instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=data_root,
+                                       jit_cache=compiled)
         parts = RunParts(instance=instance_parts, executor=EXECUTORS.get(config.executor), scorer=scorer)
         yield parts, {
             **describe(env.paths.project_root),
@@ -92,6 +111,7 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
             "sandbox_backend": backend.name,
             "sandbox_choice": choice,
             "sandbox": backend.describe(),
+            "jit_cache": compiled_why,
         }
     finally:
         if scorer is not None:

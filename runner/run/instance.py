@@ -25,9 +25,9 @@ from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome
 from runner.run.executors.base import Attempt
 from runner.run.records import ArtifactEntry, key_of, plain_instance
-from runner.run.warm_pool import WarmPool
+from runner.run.warm_pool import WARM_IMPORTS, WarmPool
 from runner.sandbox import workspace as workspaces
-from runner.sandbox.base import Backend, Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.base import Backend, JitCacheMount, Sandbox, SandboxError, SandboxSpec
 from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
 
@@ -61,6 +61,7 @@ class InstanceParts:
     paradigm: Paradigm
     backend: Backend
     data_root: Path
+    jit_cache: JitCacheMount | None = None  # the kernels' compile cache on this machine
 
 
 class InstanceRunner:
@@ -148,7 +149,7 @@ class InstanceRunner:
                 return
             self._prefetched.add(key)
         try:
-            self.pool.prefetch(self._spec(unit, self._scratch(key)))
+            self.pool.prefetch(replace(self._spec(unit, self._scratch(key)), preload=WARM_IMPORTS))
         except SandboxError as exc:  # the workspace: the instance's own start will say why
             log.warning("%s: no warm sandbox: %s", key, exc)
 
@@ -163,6 +164,7 @@ class InstanceRunner:
             workspace=workspace,
             limits=self.config.sandbox_limits(),
             libraries=self.parts.paradigm.libraries,
+            jit_cache=self.parts.jit_cache,
         )
 
     def _sandbox(self, unit: Instance) -> Sandbox:

@@ -45,6 +45,20 @@ class SandboxSpec:
     # Host package directories mounted read-only at LIBRARY_ROOT/<dir name> and put on the
     # kernel's sys.path (hybrid paradigm: `import eegtools`).
     libraries: tuple[Path, ...] = ()
+    # The kernel environment's numba compile cache (runner/sandbox/jit_cache.py), mounted at
+    # JIT_CACHE_ROOT: read-only for a kernel, writable only for the setup that builds it.
+    jit_cache: JitCacheMount | None = None
+    # Modules the kernel imports before it answers (the warm pool's kernels start with the
+    # science stack imported, so the model's first imports cost nothing).
+    preload: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JitCacheMount:
+    """A host directory holding compiled numba code for one backend's kernels on this CPU."""
+
+    host: Path
+    writable: bool = False
 
 
 class Sandbox(ABC):

@@ -5,18 +5,25 @@ middle replaced by a sentinel carrying the number of characters dropped): a 50 M
 not arrive as one 50 MB message that the controller would hold whole. The controller side
 (runner/sandbox/cell.py) reads the sentinel back with CUT_SENTINEL_RE.
 
+Before the kernel starts, kernel_jit.py (whose source the command line carries) points the
+kernel environment's numba functions at the sandbox's compile cache, if it mounts one.
+
 This module imports nothing of the package, so the sandbox contract (base.py) can use it.
 """
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 MESSAGE_CAP_CHARS = 1_000_000
+PRELOAD_ENV = "EEGBENCH_PRELOAD"  # comma-separated modules the kernel imports before it answers
+PRELOAD_READY_S = 90.0  # added to the kernel's ready timeout: imports on a loaded machine
 CUT_SENTINEL_RE = re.compile("\x00eegbench-cut:([0-9]+)\x00")
 
 # What `python -m ipykernel_launcher` does, preceded by one patch: Session.serialize caps the
 # text of outbound output messages and drops rich mimetypes (only text/plain is observed).
 KERNEL_BOOTSTRAP = r"""
+import os
 import sys
 from jupyter_client.session import Session
 
@@ -53,16 +60,35 @@ def _install_output_cap(cap):
 
 
 _install_output_cap(int(sys.argv.pop(1)))
+install_from_env()
+
+
+def _preload(names):
+    import importlib
+
+    for name in filter(None, names.split(",")):
+        try:
+            importlib.import_module(name)
+        except Exception:  # it fails again, visibly, when the model imports it
+            pass
+
+
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]  # as ipykernel_launcher: the cwd must not shadow packages
+# Imported before the kernel exists: what they print goes to the kernel's log, not to a cell.
+_preload(os.environ.pop("EEGBENCH_PRELOAD", ""))  # PRELOAD_ENV
 from ipykernel import kernelapp
 
 kernelapp.launch_new_instance()
 """
 
 
+# The program `python -c` runs: the compile cache's hook, then the launcher.
+KERNEL_PROGRAM = Path(__file__).with_name("kernel_jit.py").read_text() + KERNEL_BOOTSTRAP
+
+
 def kernel_argv(python: str, connection_file: str, budget_chars: int) -> list[str]:
     """The kernel command line (inside the sandbox) for any backend."""
     cap = max(MESSAGE_CAP_CHARS, 4 * budget_chars)  # the cap must keep more than the budget
-    return [python, "-c", KERNEL_BOOTSTRAP, str(cap), "-f", connection_file,
+    return [python, "-c", KERNEL_PROGRAM, str(cap), "-f", connection_file,
             "--HistoryManager.hist_file=:memory:"]

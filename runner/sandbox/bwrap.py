@@ -26,6 +26,7 @@ from runner.sandbox.layout import (
     SANDBOX_UID,
     WORKSPACE,
     input_mounts,
+    jit_cache_mount,
     kernel_env,
     library_mounts,
 )
@@ -176,6 +177,8 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bo
     ]
     argv += input_binds(spec, made)
     argv += library_binds(spec, made)
+    for cache, inside, read_only in jit_cache_mount(spec):
+        argv += _dirs_for(inside, made) + ["--ro-bind" if read_only else "--bind", str(cache), inside]
     # The root and the directories bwrap made on it (/etc, /input, /opt...) belong to the
     # sandbox uid when a user namespace maps the controller's user to it: read-only for all.
     argv += ["--remount-ro", "/", "--chdir", WORKSPACE]

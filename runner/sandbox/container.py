@@ -19,6 +19,7 @@ from runner.sandbox.layout import (
     SANDBOX_UID,
     WORKSPACE,
     input_mounts,
+    jit_cache_mount,
     kernel_env,
     library_mounts,
 )
@@ -51,6 +52,7 @@ def container_config(spec: SandboxSpec, image: str, sock: Path, labels: dict[str
     tmpfs_opts = f"rw,nosuid,nodev,size={limits.memory_mb}m,mode=1777"
     read_only = input_mounts(spec) + library_mounts(spec)
     mounts = [Mount(inside, str(host), type="bind", read_only=True) for host, inside in read_only]
+    mounts += [Mount(inside, str(host), type="bind", read_only=ro) for host, inside, ro in jit_cache_mount(spec)]
     mounts += [
         Mount(WORKSPACE, os.path.abspath(spec.workspace), type="bind", read_only=False),
         Mount(INSIDE_SOCKET_DIR, str(sock), type="bind", read_only=False),

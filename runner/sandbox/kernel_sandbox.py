@@ -21,6 +21,7 @@ from jupyter_client.blocking.client import BlockingKernelClient
 
 from runner.sandbox import cell, kernel, procfs, stale
 from runner.sandbox.base import Backend, Limits, Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.bootstrap import PRELOAD_READY_S
 from runner.sandbox.layout import (
     INSIDE_SOCKET_DIR,
     SANDBOX_UID,
@@ -157,7 +158,7 @@ class KernelSandbox(Sandbox):
                 self._client.stop_channels()
             self._client = kernel.connect(self.sock, self._key)
             try:
-                kernel.wait_ready(self)
+                kernel.wait_ready(self, kernel.READY_TIMEOUT_S + (PRELOAD_READY_S if self.spec.preload else 0))
             except SandboxError as exc:
                 self.hard_kill()
                 raise SandboxError(f"{self.spec.case_id}: {exc}; kernel output tail:\n{self.log_tail()}") from None

@@ -20,12 +20,15 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from runner.sandbox.base import Limits, SandboxError, SandboxSpec
+from runner.sandbox.bootstrap import PRELOAD_ENV
+from runner.sandbox.kernel_jit import JIT_CACHE_ENV, JIT_CACHE_WRITE_ENV
 
 SANDBOX_UID = 65534  # "nobody" on Debian: owns nothing on the host
 INSIDE_SOCKET_DIR = "/kernel"
 WORKSPACE = "/workspace"
 INPUT_ROOT = "/input"
 LIBRARY_ROOT = "/opt/eegbench-lib"
+JIT_CACHE_ROOT = "/opt/eegbench-jit"
 FILE_CHECK_DIR = "file_check"  # under the workspace: where checked output files go
 
 
@@ -82,6 +85,16 @@ def input_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
     return mounts
 
 
+def jit_cache_mount(spec: SandboxSpec) -> list[tuple[Path, str, bool]]:
+    """(host dir, JIT_CACHE_ROOT, read-only) for the spec's compile cache, if it has one."""
+    if spec.jit_cache is None:
+        return []
+    host = Path(os.path.abspath(spec.jit_cache.host))
+    if not host.is_dir():
+        raise SandboxError(f"{spec.case_id}: compile cache {host} is not a directory")
+    return [(host, JIT_CACHE_ROOT, not spec.jit_cache.writable)]
+
+
 def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
     """(host package dir, path under LIBRARY_ROOT) for each library; LIBRARY_ROOT goes on the
     kernel's PYTHONPATH. SandboxError names the instance and the library at fault."""
@@ -98,9 +111,18 @@ def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
 
 
 def kernel_env(spec: SandboxSpec, kernel_python: str) -> dict[str, str]:
-    """sandbox_env for the spec's kernel, with LIBRARY_ROOT on PYTHONPATH when it has libraries."""
+    """sandbox_env for the spec's kernel, with LIBRARY_ROOT on PYTHONPATH when it has libraries
+    and the compile cache's variables when it mounts one."""
     env = sandbox_env(spec.limits, kernel_python)
-    return env | {"PYTHONPATH": LIBRARY_ROOT} if spec.libraries else env
+    if spec.libraries:
+        env["PYTHONPATH"] = LIBRARY_ROOT
+    if spec.preload:
+        env[PRELOAD_ENV] = ",".join(spec.preload)
+    if spec.jit_cache is not None:
+        env[JIT_CACHE_ENV] = JIT_CACHE_ROOT
+        if spec.jit_cache.writable:
+            env[JIT_CACHE_WRITE_ENV] = "1"
+    return env
 
 
 def sandbox_env(limits: Limits, kernel_python: str) -> dict[str, str]:

@@ -32,6 +32,19 @@ def cpu_seconds(pid: int | None) -> float | None:
     return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK") if fields else None
 
 
+def pss_mb(pid: int | None) -> float | None:
+    """The process's proportional set size in MB (its share of pages it maps with others)."""
+    if pid is None:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def same_process(pid: int | None, start: int | None) -> bool:
     """Whether `pid` is still the process that had start time `start` (not a reuse of the pid)."""
     if not pid or start is None:

@@ -25,11 +25,7 @@ def write_script(tmp_path, replies) -> str:
 
 
 def one_case_per_task() -> list[str]:
-    chosen: dict[str, str] = {}
-    for instance in catalog.load_all():
-        if instance.meta_info.bench_subset != "EEGAgentBench":
-            chosen.setdefault(instance.task_id, instance.case_id)
-    return sorted(chosen.values())
+    return [i.case_id for i in catalog.select(catalog.load_all(), [catalog.CHECK])]
 
 
 def test_oracle_plays_every_tasks_tool_plan_to_full_marks(eegbench):

@@ -22,6 +22,16 @@ def test_select_by_subset_task_case_and_prefix():
     assert len(catalog.select(items, [])) == 3
 
 
+def test_check_is_the_first_instance_of_each_benchmark_task_and_all_is_the_benchmark():
+    items = [inst("sa_x-02"), inst("sa_x-01"), inst("fa_y-03", "Foundational Analysis", "fa_y"),
+             inst("fa_y-02", "Foundational Analysis", "fa_y"), inst("eab_t1-01", "EEGAgentBench", "eab_t1")]
+    assert [i.case_id for i in catalog.select(items, ["check"])] == ["sa_x-01", "fa_y-02"]
+    assert [i.case_id for i in catalog.select(items, ["CHECK", "fa_y-03"])] == ["sa_x-01", "fa_y-03", "fa_y-02"]
+    assert [i.case_id for i in catalog.select(items, ["all"])] == [i.case_id for i in items[:4]]
+    assert catalog.select(items, ["all"]) == catalog.select(items, [])
+    assert [i.case_id for i in catalog.select(items, ["all", "eegagentbench"])] == [i.case_id for i in items]
+
+
 def test_unknown_selector_is_named():
     with pytest.raises(UserError, match="nope"):
         catalog.select([inst("sa_x-01")], ["sa_x", "nope"])

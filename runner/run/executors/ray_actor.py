@@ -21,7 +21,7 @@ from runner.run.bundle import Bundle, BundleRecorder, WorkerSpec
 from runner.run.instance import InstanceParts, InstanceRunner
 from runner.run.preflight import Fingerprint, NodeCheck, check_node
 from runner.run.records import key_of
-from runner.sandbox import choose_backend
+from runner.sandbox import choose_backend, jit_cache
 from validation.instance import Instance
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,11 @@ class InstanceActor:
         model = build_model(spec.config.model, env=env, settings=spec.config.model_settings)
         if spec.limiter is not None and hasattr(model, "limiter"):
             model.limiter = spec.limiter  # one endpoint budget for the whole cluster
-        parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=worker_data_root(spec))
+        compiled, why = jit_cache.resolve(env.paths.cache_dir, backend)
+        if compiled is None:
+            log.warning("%s", why)
+        parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=worker_data_root(spec),
+                              jit_cache=compiled)
         self.runner = InstanceRunner(spec.config, spec.run_id, parts, warm_slots=1,
                                      where=f" on Ray node {node[:12]}, worker pid {os.getpid()}")
 
