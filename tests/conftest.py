@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import runner  # noqa: F401  before any test module loads numpy: runner/numerics.py pins its CPU paths
+
 INTEGRATION_DIR = Path(__file__).parent / "integration"
 FIRST = INTEGRATION_DIR / "test_eval_oracle_full_benchmark.py"
 

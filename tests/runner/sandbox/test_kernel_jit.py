@@ -121,5 +121,7 @@ def test_the_kernel_program_carries_the_hook() -> None:
     compile(program, "<kernel>", "exec")
     assert "def install_from_env" in program
     # installed before the kernel starts, so before anything the model runs imports numba
-    assert f'_preload(os.environ.pop("{bootstrap.PRELOAD_ENV}"' in program
-    assert program.index("install_from_env()\nif sys.path") < program.index("kernelapp.launch_new_instance()")
+    preload = f'_preload(os.environ.pop("{bootstrap.PRELOAD_ENV}"'
+    # the hook is installed before the preloaded modules import numba, and both before the kernel
+    assert program.index("\ninstall_from_env()\n") < program.index(preload)
+    assert program.index(preload) < program.index("kernelapp.launch_new_instance()")
