@@ -4,9 +4,9 @@ OpenBLAS picks its compute kernels by CPU (Haswell's on AVX2 machines, SkylakeX'
 ones) and numpy sends some loops to AVX-512 code where the CPU has it. The orders of operations
 differ, so the last bits do: derived input files, whose sha256 every instance records, and
 regenerated ground truth came out different on an AVX-512 machine than on the AVX2 machine that
-made the committed ones (`truth --check`: 294 differences in the 13th digit). The controller's
-processes therefore use the AVX2 paths on every x86-64 CPU that has them. Kernels are left alone:
-what a model computes is scored with tolerances, not bit for bit.
+made the committed ones (`truth --check`: 294 differences in the 13th digit). So on every x86-64
+CPU that has AVX2 the controller's processes use those paths, and so do the kernels
+(layout.sandbox_env), where the oracle's cells must agree with ground truth to the bit.
 
 The variables are read when numpy and OpenBLAS load, so `pin` runs when the `runner` package is
 imported, before anything of ours imports numpy; spawned workers inherit them.

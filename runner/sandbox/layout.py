@@ -19,6 +19,7 @@ import stat
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from runner import numerics
 from runner.sandbox.base import Limits, SandboxError, SandboxSpec
 from runner.sandbox.bootstrap import PRELOAD_ENV
 from runner.sandbox.kernel_jit import JIT_CACHE_ENV, JIT_CACHE_WRITE_ENV
@@ -127,7 +128,8 @@ def kernel_env(spec: SandboxSpec, kernel_python: str) -> dict[str, str]:
 
 def sandbox_env(limits: Limits, kernel_python: str) -> dict[str, str]:
     """The kernel's whole environment (nothing of the controller's): kernel_python's directory
-    first on PATH, BLAS threads pinned to the CPU limit, the kernel's own files kept in /tmp."""
+    first on PATH, BLAS threads pinned to the CPU limit and BLAS and numpy to the controller's
+    CPU paths (runner/numerics.py), the kernel's own files kept in /tmp."""
     threads = str(max(1, math.ceil(limits.cpus)))
     return {
         "PATH": f"{PurePosixPath(kernel_python).parent}:/usr/local/bin:/usr/bin:/bin",
@@ -138,6 +140,8 @@ def sandbox_env(limits: Limits, kernel_python: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": threads,
         "MKL_NUM_THREADS": threads,
         "NUMEXPR_NUM_THREADS": threads,
+        # The CPU paths ground truth was computed on, so the oracle's cells agree with it to the bit.
+        **numerics.pinned_env(),
         "PYTHONDONTWRITEBYTECODE": "1",
         # Keep the kernel's own files out of the workspace: it should hold model artifacts only.
         "IPYTHONDIR": "/tmp/ipython",

@@ -7,6 +7,7 @@ import os
 import socket
 from pathlib import Path
 
+from runner import numerics
 from runner.paths import PROJECT_ROOT
 from runner.sandbox.base import Limits
 from runner.sandbox.conformance.context import SECRET, SECRET_VAR, Context, check, run
@@ -162,6 +163,7 @@ def environment_and_pid_1_show_no_secret(ctx: Context) -> None:
     assert set(env) <= ALLOWED_ENV, set(env) - ALLOWED_ENV
     assert env["HOME"] == "/workspace" and env["MPLBACKEND"] == "Agg", env
     assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1", env
+    assert all(env.get(k) == v for k, v in numerics.pinned_env().items()), env  # ground truth's CPU paths
 
 
 @check

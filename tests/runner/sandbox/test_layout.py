@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import numerics
 from runner.sandbox import bwrap, container, kernel, layout
 from runner.sandbox.base import Limits, SandboxError, SandboxSpec
 from runner.sandbox.docker import STATE_DIR as DOCKER_STATE_DIR
@@ -55,6 +56,7 @@ def test_sandbox_env_is_ours_alone_with_threads_pinned_to_the_cpu_limit():
     assert env["PATH"].startswith("/opt/venv/bin:") and env["HOME"] == "/workspace"
     assert env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "3"
     assert not any(key.startswith("EEGBENCH") for key in env)
+    assert {k: env[k] for k in numerics.X86_PINS if k in env} == numerics.pinned_env()
 
 
 @pytest.mark.parametrize("state_dir", [LOCAL_STATE_DIR, DOCKER_STATE_DIR])
