@@ -1,6 +1,7 @@
 """`make bench`: per sandbox backend, sandbox start, cell round trip, yasa's first use in a fresh
-kernel with and without the compile cache, controller overhead per
-oracle instance, and oracle throughput at JOBS=1, 2, 4 with and without the warm pool; then
+kernel with and without the compile cache, kernels started cold, warm and (local) forked from
+a template, controller overhead per oracle instance, and oracle throughput at JOBS=1, 2, 4
+with and without the warm pool and (local) with and without kernel templates; then
 eegtools latency over long recordings (runner/bench_tools.py); then the time the HTML report of
 two full-catalog runs takes to build (runner/bench_report.py).
 
@@ -15,6 +16,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rich.console import Console
@@ -41,6 +44,26 @@ EXECUTOR_JOBS = 2  # both cores: one sandbox slot each
 
 
 ENV = Environment.from_os()
+
+
+def forks(backend_name: str) -> bool:
+    """Whether the backend can fork its kernels from a template (the local one)."""
+    return hasattr(type(get_backend(backend_name)), "fork_kernels")
+
+
+@contextmanager
+def kernel_templates(backend_name: str, on: bool) -> Iterator[None]:
+    """Kernels of every `backend_name` backend built meanwhile fork from templates, or not."""
+    cls = type(get_backend(backend_name))
+    saved = getattr(cls, "fork_kernels", None)
+    if saved is None:
+        yield
+        return
+    setattr(cls, "fork_kernels", on)
+    try:
+        yield
+    finally:
+        setattr(cls, "fork_kernels", saved)
 
 
 def sandbox_figures(backend_name: str = "local") -> dict[str, float]:
@@ -104,19 +127,26 @@ KERNELS = 3
 
 
 def kernel_figures(backend_name: str) -> dict[str, float]:
-    """Per started kernel, cold (nothing imported ahead) and warm (the warm pool's WARM_IMPORTS,
-    interleaved): start to ready, the model's first imports, and the kernel's CPU-s and PSS
-    once they are done."""
-    backend = get_backend(backend_name)
-    compiled = JitCacheMount(jit_cache.ensure(ENV.paths.cache_dir, backend, ENV.paths.data_root)[0])
-    rows: dict[str, list[tuple[float, float, float, float]]] = {"cold": [], "warm": []}
+    """Per started kernel, cold (nothing imported ahead), warm (the warm pool's WARM_IMPORTS) and,
+    where the backend has them, forked from a template (interleaved): start to ready, the
+    model's first imports, and the kernel's CPU-s and PSS once they are done. A forked
+    kernel's CPU-s are its own since the fork (the template's imports are paid once per run)."""
+    kinds = ["cold", "warm", *(["forked"] if forks(backend_name) else [])]
+    compiled = JitCacheMount(jit_cache.ensure(ENV.paths.cache_dir, get_backend(backend_name), ENV.paths.data_root)[0])
+    rows: dict[str, list[tuple[float, float, float, float]]] = {kind: [] for kind in kinds}
     with tempfile.TemporaryDirectory() as scratch:
-        for n in range(2 * KERNELS):
-            kind = "warm" if n % 2 else "cold"
+        for n in range(len(kinds) * KERNELS):
+            kind = kinds[n % len(kinds)]
             workspace = Path(scratch) / f"ws{n}"
             workspace.mkdir()
             spec = SandboxSpec("bench", f"kernel-{n}", ENV.paths.data_root, (), workspace, SandboxLimits(),
                                jit_cache=compiled, preload=WARM_IMPORTS if kind == "warm" else ())
+            backend = get_backend(backend_name)
+            if kinds[-1] == "forked":
+                setattr(backend, "fork_kernels", kind == "forked")
+            if kind == "forked" and n < len(kinds):  # the template's own start, paid once per run
+                with backend.start(spec):
+                    pass
             began = time.perf_counter()
             with backend.start(spec) as box:
                 ready = time.perf_counter() - began
@@ -127,8 +157,9 @@ def kernel_figures(backend_name: str) -> dict[str, float]:
     for kind, measured in rows.items():
         for i, name in enumerate(("kernel_start_to_ready_s", "first_imports_s", "kernel_cpu_s", "kernel_pss_mb")):
             figures[f"{kind}_{name}"] = statistics.median(row[i] for row in measured)
-    figures["warm_over_cold_kernel_cpu"] = figures["warm_kernel_cpu_s"] / figures["cold_kernel_cpu_s"]
-    figures["warm_over_cold_kernel_pss"] = figures["warm_kernel_pss_mb"] / figures["cold_kernel_pss_mb"]
+    for kind in kinds[1:]:
+        figures[f"{kind}_over_cold_kernel_cpu"] = figures[f"{kind}_kernel_cpu_s"] / figures["cold_kernel_cpu_s"]
+        figures[f"{kind}_over_cold_kernel_pss"] = figures[f"{kind}_kernel_pss_mb"] / figures["cold_kernel_pss_mb"]
     return figures
 
 
@@ -218,14 +249,21 @@ def executor_figures() -> dict[str, object]:
 
 def backend_figures(name: str) -> dict[str, object]:
     """Every figure of one backend."""
-    figures: dict[str, object] = {**sandbox_figures(name), **jit_figures(name), **kernel_figures(name), **oracle_overhead(name)}
+    with kernel_templates(name, False):
+        figures: dict[str, object] = {**sandbox_figures(name), **jit_figures(name)}
+    figures.update({**kernel_figures(name), **oracle_overhead(name)})
+    modes = [("cold", False), ("pool", False)] + ([("forked", True), ("forked_pool", True)] if forks(name) else [])
     for jobs in THROUGHPUT_JOBS:
-        for pool in (False, True):
-            run = oracle_throughput(name, jobs, pool)
-            tag = f"jobs{jobs}_{'pool' if pool else 'cold'}"
+        for mode, templates in modes:
+            with kernel_templates(name, templates):
+                run = oracle_throughput(name, jobs, mode.endswith("pool"))
+            tag = f"jobs{jobs}_{mode}"
             figures[f"{tag}_instances_per_min"] = run["instances_per_min"]
             figures[f"{tag}_start_wait_pct"] = 100 * run["start_wait_share"]
             figures[f"{tag}_solutions"] = f"{run['solutions']}/{run['instances']}"
+        if forks(name):
+            figures[f"jobs{jobs}_forked_over_cold_throughput"] = (
+                figures[f"jobs{jobs}_forked_instances_per_min"] / figures[f"jobs{jobs}_cold_instances_per_min"])  # type: ignore[operator]
     return figures
 
 

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from runner.sandbox.base import Sandbox, SandboxError, SandboxSpec
+from runner.sandbox.bootstrap import SCIENCE_STACK
 
 # What a warm kernel imports before it answers (SandboxSpec.preload): the science stack, so
 # that the model's first imports cost nothing. A cold start imports nothing ahead: there the
-# imports would only move from the model's first cell to the instance's start.
-WARM_IMPORTS = ("numpy", "scipy.signal", "scipy.stats", "pandas", "matplotlib.pyplot", "mne", "mne.io",
-                "yasa", "antropy")
+# imports would only move from the model's first cell to the instance's start. (A local
+# kernel forked from a template has them imported already: runner/sandbox/template.py.)
+WARM_IMPORTS = SCIENCE_STACK
 
 
 class WarmPool:

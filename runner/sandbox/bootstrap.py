@@ -17,12 +17,18 @@ from pathlib import Path
 
 MESSAGE_CAP_CHARS = 1_000_000
 PRELOAD_ENV = "EEGBENCH_PRELOAD"  # comma-separated modules the kernel imports before it answers
+# The modules a warm kernel (runner/run/warm_pool.py) and a kernel template
+# (runner/sandbox/template.py) import ahead of the model's code.
+SCIENCE_STACK = ("numpy", "scipy.signal", "scipy.stats", "pandas", "matplotlib.pyplot", "mne", "mne.io",
+                 "yasa", "antropy")
 PRELOAD_READY_S = 90.0  # added to the kernel's ready timeout: imports on a loaded machine
 CUT_SENTINEL_RE = re.compile("\x00eegbench-cut:([0-9]+)\x00")
 
 # What `python -m ipykernel_launcher` does, preceded by one patch: Session.serialize caps the
 # text of outbound output messages and drops rich mimetypes (only text/plain is observed).
-KERNEL_BOOTSTRAP = r"""
+# Definitions only: KERNEL_MAIN (a kernel started cold) and runner/sandbox/template_program.py
+# (a kernel forked from a template) call them in their own order.
+KERNEL_DEFINITIONS = r"""
 import os
 import sys
 from jupyter_client.session import Session
@@ -59,10 +65,6 @@ def _install_output_cap(cap):
     Session.serialize = serialize
 
 
-_install_output_cap(int(sys.argv.pop(1)))
-install_from_env()
-
-
 def _preload(names):
     import importlib
 
@@ -73,18 +75,30 @@ def _preload(names):
             pass
 
 
-if sys.path and sys.path[0] in ("", "."):
-    del sys.path[0]  # as ipykernel_launcher: the cwd must not shadow packages
-# Imported before the kernel exists: what they print goes to the kernel's log, not to a cell.
-_preload(os.environ.pop("EEGBENCH_PRELOAD", ""))  # PRELOAD_ENV
-from ipykernel import kernelapp
+def _drop_cwd_from_path():
+    if sys.path and sys.path[0] in ("", "."):
+        del sys.path[0]  # as ipykernel_launcher: the cwd must not shadow packages
 
-kernelapp.launch_new_instance()
+
+def _launch():
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance()
 """
 
+# A kernel started cold: the cap (argv[1]), the compile cache's hook, the preloaded modules
+# (imported before the kernel exists: what they print goes to the kernel's log, not to a cell).
+KERNEL_MAIN = r"""
+_install_output_cap(int(sys.argv.pop(1)))
+install_from_env()
+_drop_cwd_from_path()
+_preload(os.environ.pop("EEGBENCH_PRELOAD", ""))  # PRELOAD_ENV
+_launch()
+"""
 
+KERNEL_JIT_SOURCE = Path(__file__).with_name("kernel_jit.py").read_text()
 # The program `python -c` runs: the compile cache's hook, then the launcher.
-KERNEL_PROGRAM = Path(__file__).with_name("kernel_jit.py").read_text() + KERNEL_BOOTSTRAP
+KERNEL_PROGRAM = KERNEL_JIT_SOURCE + KERNEL_DEFINITIONS + KERNEL_MAIN
 
 
 def kernel_argv(python: str, connection_file: str, budget_chars: int) -> list[str]:

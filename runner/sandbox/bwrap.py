@@ -14,6 +14,7 @@ from inside the sandbox: the model's code can kill its kernel, never the sandbox
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from pathlib import Path, PurePosixPath
@@ -25,13 +26,15 @@ from runner.sandbox.layout import (
     INSIDE_SOCKET_DIR,
     SANDBOX_UID,
     WORKSPACE,
+    ensure_private_dir,
     input_mounts,
     jit_cache_mount,
     kernel_env,
     library_mounts,
+    user_dir,
 )
+from runner.sandbox.spawn import CHILD_WATCH
 
-VENV_INSIDE = "/opt/venv"  # where a virtualenv running the controller appears in the sandbox
 ETC_FILES = ("passwd", "group", "hosts")  # generated per sandbox
 HOST_ETC_FILES = ("ld.so.cache", "localtime", "fonts")  # fonts: fontconfig complains without it
 
@@ -48,26 +51,63 @@ def system_binds() -> list[str]:
 
 
 def in_virtualenv() -> bool:
-    """Whether the controller runs from a virtualenv (then mounted at VENV_INSIDE)."""
+    """Whether the controller runs from a virtualenv (then mounted at env_view()/venv)."""
     return sys.prefix != sys.base_prefix
 
 
+def env_view() -> Path:
+    """Where a sandbox sees the kernel environment (the virtualenv, the compile cache): a path
+    the host has too, as symlinks in this user's directory, so that a kernel forked from a
+    template (runner/sandbox/template.py) that imported its modules on the host finds every
+    file it imported at the same path inside. Not the virtualenv's own path: it usually lies
+    in the project directory, and that directory (with the ground truth beside it) must not
+    even appear in the sandbox. One per virtualenv, so that two checkouts never share it."""
+    digest = hashlib.sha256(os.path.realpath(sys.prefix).encode()).hexdigest()[:10]
+    return user_dir() / f"kenv-{digest}"
+
+
+def venv_inside() -> str:
+    """The virtualenv's path inside the sandbox (and, through a symlink, on the host)."""
+    return str(env_view() / "venv")
+
+
+def jit_root() -> str:
+    """The compile cache's path inside the sandbox (and, through a symlink, on the host)."""
+    return str(env_view() / "jit")
+
+
+def link_env_view(jit_cache: Path | None) -> None:
+    """Point the host's env_view() symlinks at this virtualenv and at `jit_cache` (if any)."""
+    view = env_view()
+    ensure_private_dir(view)
+    links = {"venv": sys.prefix if in_virtualenv() else None, "jit": jit_cache}
+    for name, target in links.items():
+        if target is None:
+            continue
+        link, target_s = view / name, os.path.abspath(target)
+        if os.path.islink(link) and os.readlink(link) == target_s:
+            continue
+        staged = view / f".{name}.{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        os.symlink(target_s, staged)
+        os.replace(staged, link)  # atomic: a template starting meanwhile sees one or the other
+
+
 def python_binds() -> list[tuple[str, str]]:
-    """(host, inside) trees the kernel's Python needs. A virtualenv is mounted at VENV_INSIDE,
-    not at its host path: the venv usually lives in the project directory, and that
-    directory (with the ground truth beside it) must not even appear in the sandbox."""
+    """(host, inside) trees the kernel's Python needs: the base installation at its own path,
+    a virtualenv at venv_inside()."""
     trees = {sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
     binds = [(t, t) for t in sorted(trees) if not _under(t, ["/usr"])]
     if in_virtualenv():
-        binds.append((sys.prefix, VENV_INSIDE))
+        binds.append((sys.prefix, venv_inside()))
     return binds
 
 
 def kernel_python() -> str:
-    """The project's interpreter as seen inside the sandbox."""
+    """The project's interpreter as seen inside the sandbox (and through env_view() on the host)."""
     if not in_virtualenv():
         return sys.executable
-    return f"{VENV_INSIDE}/{Path(sys.executable).relative_to(sys.prefix).as_posix()}"
+    return f"{venv_inside()}/{Path(sys.executable).relative_to(sys.prefix).as_posix()}"
 
 
 def _under(path: str, trees: list[str]) -> bool:
@@ -114,15 +154,8 @@ def library_binds(spec: SandboxSpec, made: set[str]) -> list[str]:
 # sandbox, as soon as nobody reads its output any more (POLLERR on stdout, a pipe to the
 # controller): the controller died. bwrap's parent-death signal does not reach it as root,
 # where setpriv's change of uid cleared that signal.
-HOLDER = r"""
-import os, select, signal
-wake_r, wake_w = os.pipe()
-os.set_blocking(wake_w, False)
-signal.set_wakeup_fd(wake_w)
-signal.signal(signal.SIGCHLD, lambda *_: None)
-watch = select.poll()
-watch.register(1, 0)
-watch.register(wake_r, select.POLLIN)
+HOLDER = CHILD_WATCH + r"""
+watch, wake_r = child_watch()
 print(READY, flush=True)
 while True:
     try:
@@ -155,11 +188,9 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bo
     ]
     if not as_root:  # a user namespace maps the unprivileged caller; no setpriv needed
         argv += ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--cap-drop", "ALL"]
-    for key, value in kernel_env(spec, kernel_python()).items():
+    for key, value in kernel_env(spec, kernel_python(), jit_root()).items():
         argv += ["--setenv", key, value]
     argv += system_binds()
-    for host, inside in python_binds():
-        argv += _dirs_for(inside, made) + ["--ro-bind", host, inside]
     argv += ["--perms", "0755", "--dir", "/etc"]
     for name in ETC_FILES:
         argv += ["--ro-bind", str(box_dir / "etc" / name), f"/etc/{name}"]
@@ -175,9 +206,14 @@ def bwrap_argv(spec: SandboxSpec, box_dir: Path, command: list[str], as_root: bo
         *workspace_mount(spec, workspace_tmpfs_mb),
         "--bind", str(box_dir / "sock"), INSIDE_SOCKET_DIR,
     ]
+    # After /tmp's tmpfs: env_view() is under the temp dir, and the tmpfs would hide it (whose
+    # mode, 1777, --dir must not change).
+    made |= {"/tmp", "/dev", "/dev/shm"}
+    for host, inside in python_binds():
+        argv += _dirs_for(inside, made) + ["--ro-bind", host, inside]
     argv += input_binds(spec, made)
     argv += library_binds(spec, made)
-    for cache, inside, read_only in jit_cache_mount(spec):
+    for cache, inside, read_only in jit_cache_mount(spec, jit_root()):
         argv += _dirs_for(inside, made) + ["--ro-bind" if read_only else "--bind", str(cache), inside]
     # The root and the directories bwrap made on it (/etc, /input, /opt...) belong to the
     # sandbox uid when a user namespace maps the controller's user to it: read-only for all.

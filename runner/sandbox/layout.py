@@ -86,14 +86,14 @@ def input_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
     return mounts
 
 
-def jit_cache_mount(spec: SandboxSpec) -> list[tuple[Path, str, bool]]:
-    """(host dir, JIT_CACHE_ROOT, read-only) for the spec's compile cache, if it has one."""
+def jit_cache_mount(spec: SandboxSpec, inside: str = JIT_CACHE_ROOT) -> list[tuple[Path, str, bool]]:
+    """(host dir, `inside`, read-only) for the spec's compile cache, if it has one."""
     if spec.jit_cache is None:
         return []
     host = Path(os.path.abspath(spec.jit_cache.host))
     if not host.is_dir():
         raise SandboxError(f"{spec.case_id}: compile cache {host} is not a directory")
-    return [(host, JIT_CACHE_ROOT, not spec.jit_cache.writable)]
+    return [(host, inside, not spec.jit_cache.writable)]
 
 
 def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
@@ -111,16 +111,16 @@ def library_mounts(spec: SandboxSpec) -> list[tuple[Path, str]]:
     return mounts
 
 
-def kernel_env(spec: SandboxSpec, kernel_python: str) -> dict[str, str]:
+def kernel_env(spec: SandboxSpec, kernel_python: str, jit_root: str = JIT_CACHE_ROOT) -> dict[str, str]:
     """sandbox_env for the spec's kernel, with LIBRARY_ROOT on PYTHONPATH when it has libraries
-    and the compile cache's variables when it mounts one."""
+    and the compile cache's variables when it mounts one (at `jit_root`)."""
     env = sandbox_env(spec.limits, kernel_python)
     if spec.libraries:
         env["PYTHONPATH"] = LIBRARY_ROOT
     if spec.preload:
         env[PRELOAD_ENV] = ",".join(spec.preload)
     if spec.jit_cache is not None:
-        env[JIT_CACHE_ENV] = JIT_CACHE_ROOT
+        env[JIT_CACHE_ENV] = jit_root
         if spec.jit_cache.writable:
             env[JIT_CACHE_WRITE_ENV] = "1"
     return env

@@ -3,9 +3,10 @@
 Isolation is bwrap.py's command line; memory, pids and CPU limits come from cgroups
 (cgroups.py), or from rlimits when no cgroup is writable here.
 
-Process trees of one sandbox (host view, see spawn.py):
+Process trees of one sandbox (host view, see spawn.py and template.py):
     controller ─ reaper ─ bwrap ─ holder      pid 1 of the sandbox's namespaces, from start to close
-    controller ─ reaper ─ ipykernel           joined to the holder's namespaces; one per (re)start
+    template ─ reaper ─ ipykernel             joined to the holder's namespaces; one per (re)start
+    controller ─ reaper ─ ipykernel           the same, started cold (no template here)
 A kernel restart kills the kernel's tree and the orphans the holder adopted, never the holder:
 the sandbox, its tmpfs workspace included, outlives every kernel. Closing kills the holder,
 and with the namespace's pid 1 the kernel kills everything left in it; the cgroup sweep
@@ -32,9 +33,21 @@ from typing import Any
 
 from runner.sandbox import bwrap, cgroupfs, cgroups, kernel, procfs, spawn, stale
 from runner.sandbox import workspace as workspaces
-from runner.sandbox.base import SandboxError, SandboxSpec
+from runner.sandbox.base import Limits, SandboxError, SandboxSpec
+from runner.sandbox.bootstrap import PRELOAD_ENV
+from runner.sandbox.kernel_jit import JIT_CACHE_ENV, JIT_CACHE_WRITE_ENV
 from runner.sandbox.kernel_sandbox import KernelBackend, KernelCommand, KernelSandbox
-from runner.sandbox.layout import SANDBOX_UID, WORKSPACE, kernel_env, state_dir
+from runner.sandbox.layout import (
+    LIBRARY_ROOT,
+    SANDBOX_UID,
+    WORKSPACE,
+    ensure_private_dir,
+    kernel_env,
+    sandbox_env,
+    state_dir,
+    user_dir,
+)
+from runner.sandbox.template import TEMPLATES, ForkedKernel, Templates
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +60,7 @@ HOLDER_START_S = 30.0  # bwrap sets up a sandbox in well under a second on an id
 NPROC_PER_USER_NAMESPACE = (5, 14)
 
 
-def _wait(proc: subprocess.Popen[Any], timeout_s: float) -> None:
+def _wait(proc: subprocess.Popen[Any] | ForkedKernel, timeout_s: float) -> None:
     try:
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -56,6 +69,19 @@ def _wait(proc: subprocess.Popen[Any], timeout_s: float) -> None:
 
 def _tree(pid: int | None) -> list[int]:
     return [pid, *procfs.descendants(pid)] if pid else []
+
+
+def template_env(limits: Limits, python: str, jit_cache: bool) -> dict[str, str]:
+    """The environment a kernel template starts with: a kernel's (sandbox_env), its compile
+    cache at bwrap.jit_root() when kernels mount one, and its own files in a private host
+    directory (the kernels' paths for them are inside the sandbox, where it never runs)."""
+    own = user_dir() / "template"
+    env = sandbox_env(limits, python) | {
+        "HOME": str(own), "IPYTHONDIR": str(own / "ipython"), "JUPYTER_RUNTIME_DIR": str(own / "jupyter"),
+        "MPLCONFIGDIR": str(own / "mpl")}
+    if jit_cache:
+        env[JIT_CACHE_ENV] = bwrap.jit_root()
+    return env
 
 
 def host_oom_kills() -> int:
@@ -74,14 +100,19 @@ def host_oom_kills() -> int:
 class LocalSandbox(KernelSandbox):
     """A bubblewrap sandbox: its holder, its kernel, its cgroups and owner record."""
 
-    def __init__(self, spec: SandboxSpec, state_dir: Path, kernel_command: KernelCommand) -> None:
+    def __init__(self, spec: SandboxSpec, state_dir: Path, kernel_command: KernelCommand,
+                 templates: Templates | None = None) -> None:
         super().__init__(spec, state_dir, kernel_command)
+        # Kernels fork from a template unless they must start cold: no templates given, the
+        # compile cache's build (the only kernel that writes the cache), or no cgroups (below).
+        writes_cache = spec.jit_cache is not None and spec.jit_cache.writable
+        self._templates = None if writes_cache else templates
         self.cgroups: dict[str, str] = {}
         self.limits_via = "rlimits"
         self._holder: subprocess.Popen[bytes] | None = None  # the holder's reaper
         self._holder_pids: list[int] = []  # its reaper, bwrap, the holder (pid 1 of the sandbox)
         self._holder_ready = threading.Event()
-        self._proc: subprocess.Popen[bytes] | None = None  # the kernel's reaper
+        self._proc: subprocess.Popen[bytes] | ForkedKernel | None = None  # the kernel's reaper
         self._log: deque[str] = deque(maxlen=LOG_LINES)
         self._oom_base = 0
         self._pids_max_base = 0
@@ -110,22 +141,47 @@ class LocalSandbox(KernelSandbox):
     def _start_kernel(self) -> None:
         if not self._holder_running():
             self._start_holder()
-        self._proc = self._popen(self._kernel_argv())
+        self._proc = self._fork_kernel() or self._popen(self._kernel_argv())
         self._record_processes()
         self._oom_base = self._oom_count()
         self._pids_max_base = self._pids_max_count()
 
     def _kernel_argv(self) -> list[str]:
         """The kernel's reaper, which joins the holder's namespaces to start the kernel."""
-        limits = self.spec.limits
-        # Fallback only: without cgroups, each kernel process gets the memory limit as its
-        # address space, and the sandbox its process budget (per user namespace, see above).
-        rlimits = {} if self.cgroups else {
-            "RLIMIT_AS": limits.memory_mb * 1024 * 1024, "RLIMIT_NPROC": limits.pids}
         return spawn.entering_reaper_argv(
             os.getpid(), self._cgroup_procs(), self._holder_pids[-1], uid=SANDBOX_UID, cwd=WORKSPACE,
-            env=kernel_env(self.spec, bwrap.kernel_python()), rlimits=rlimits,
-            argv=self._kernel_command(self.conn_inside, limits))
+            env=kernel_env(self.spec, bwrap.kernel_python(), bwrap.jit_root()), rlimits=self._rlimits(),
+            argv=self._kernel_command(self.conn_inside, self.spec.limits))
+
+    def _fork_kernel(self) -> ForkedKernel | None:
+        """The kernel's reaper forked by the template for this sandbox's limits (None: start
+        cold). Its settings are _kernel_argv's, its environment the one a cold kernel keeps."""
+        if self._templates is None or not self.cgroups:
+            # Without cgroups the memory limit is RLIMIT_AS, an address space: a fork's would
+            # start with the template's whole stack counted against what the model may allocate.
+            return None
+        limits, python = self.spec.limits, bwrap.kernel_python()
+        bwrap.link_env_view(self.spec.jit_cache.host if self.spec.jit_cache else None)
+        popped = (JIT_CACHE_ENV, JIT_CACHE_WRITE_ENV, PRELOAD_ENV)  # what a cold kernel pops
+        env = {k: v for k, v in kernel_env(self.spec, python, bwrap.jit_root()).items() if k not in popped}
+        request = {
+            "cgroup_procs": self._cgroup_procs(), "enter": self._holder_pids[-1], "uid": SANDBOX_UID,
+            "cwd": WORKSPACE, "rlimits": self._rlimits(), "env": env,
+            "path": [LIBRARY_ROOT] if self.spec.libraries else [],
+            "argv": ["-c", *self._kernel_command(self.conn_inside, limits)[3:]],
+        }
+        own_env = template_env(limits, python, self.spec.jit_cache is not None)
+        ensure_private_dir(Path(own_env["HOME"]))
+        proc = self._templates.fork(python, own_env, request)
+        if proc is not None:
+            threading.Thread(target=self._read_log, args=(proc, None), daemon=True).start()
+        return proc
+
+    def _rlimits(self) -> dict[str, int]:
+        # Fallback only: without cgroups, each kernel process gets the memory limit as its
+        # address space, and the sandbox its process budget (per user namespace, see above).
+        limits = self.spec.limits
+        return {} if self.cgroups else {"RLIMIT_AS": limits.memory_mb * 1024 * 1024, "RLIMIT_NPROC": limits.pids}
 
     def _holder_argv(self) -> list[str]:
         """The holder's reaper, which starts bwrap, which makes the sandbox around the holder."""
@@ -168,7 +224,7 @@ class LocalSandbox(KernelSandbox):
     def _after_ready(self) -> None:
         self._find_pids()
 
-    def _read_log(self, proc: subprocess.Popen[bytes], ready: threading.Event | None) -> None:
+    def _read_log(self, proc: subprocess.Popen[bytes] | ForkedKernel, ready: threading.Event | None) -> None:
         # A bounded tail: the sandbox can write to this pipe without limit.
         out = proc.stdout
         if out is None:
@@ -373,10 +429,14 @@ class LocalBackend(KernelBackend):
 
     name = "local"
     tmpfs_workspace = True
+    # Kernels fork from a template (template.py) unless this is False, or kernel_command was
+    # replaced on this instance (a conformance check's kernel: it runs as given, cold).
+    fork_kernels = True
 
     def __init__(self, state_dir: Path = STATE_DIR) -> None:
         super().__init__(state_dir)
         self._available: tuple[bool, str] | None = None
+        self.templates: Templates = TEMPLATES  # shared by every local backend of this process
 
     def available(self) -> tuple[bool, str]:
         """Whether bwrap (and setpriv, as root) can create the namespaces here; probed once."""
@@ -408,7 +468,8 @@ class LocalBackend(KernelBackend):
         return f"limits via {mechanism}, and RLIMIT_NPROC counts every process of the one sandbox uid"
 
     def _new_sandbox(self, spec: SandboxSpec) -> LocalSandbox:
-        return LocalSandbox(spec, self.state_dir, self.kernel_command)
+        forks = self.fork_kernels and "kernel_command" not in vars(self)
+        return LocalSandbox(spec, self.state_dir, self.kernel_command, self.templates if forks else None)
 
     def collect_stale(self) -> int:
         """Dirs, processes and cgroups of sandboxes whose controller died."""

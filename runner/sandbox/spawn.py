@@ -14,39 +14,29 @@ import sys
 import threading
 from typing import Any
 
-# The first process of every sandbox process tree (run with `python -I -S -c`). It joins the
-# cgroups before anything else runs, so every sandbox process is born inside the limits; it
-# makes itself and its children the host's first choice for the OOM killer, so a sandbox
-# never takes the controller down with it; it dies with the controller; and it is a child
-# subreaper, so that nothing it starts becomes a zombie of the host's pid 1. It exits with
-# its child's status once every descendant has been reaped.
-#
-# With "enter", its child joins the namespaces of a running sandbox (the holder's) instead
-# of making new ones: the user namespaces from the outermost one this process owns inwards
-# (bubblewrap nests two: the other namespaces belong to the outer one, so each is joined as
-# soon as the user namespace that owns it has been), then drops to the sandbox uid, every
-# capability and any way to regain one, and runs the kernel with the environment given.
-# Resource limits are set in the child, after the namespaces are joined: RLIMIT_NPROC counts
+# What every process that puts a kernel into a sandbox runs (the reaper below, and the kernel
+# template's children: runner/sandbox/template_program.py). `enter` joins the namespaces of a
+# running sandbox (the holder's): the user namespaces from the outermost one this process owns
+# inwards (bubblewrap nests two: the other namespaces belong to the outer one, so each is
+# joined as soon as the user namespace that owns it has been). `confine`, in the child that
+# becomes the kernel, drops to the sandbox uid, every capability and any way to regain one.
+# Resource limits are set there, after the namespaces are joined: RLIMIT_NPROC counts
 # processes per user namespace, so in a sandbox's own user namespace it is that sandbox's
-# budget alone, while set here, before the fork, it would count every process of the user.
-REAPER = r"""
-import ctypes, fcntl, json, os, resource, signal, sys
-cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
+# budget alone, while set before the fork it would count every process of the user.
+SANDBOX_ENTRY = r"""
+import ctypes, fcntl, os, resource, signal, sys
 libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-if os.getppid() != cfg["parent"]:
-    sys.exit(112)  # the controller died while we started
-libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-for path in cfg["cgroup_procs"]:
-    with open(path, "w") as f:
-        f.write(str(os.getpid()))
-with open("/proc/self/oom_score_adj", "w") as f:
-    f.write("1000")
 
 
 def fail(what):
     print(f"eegbench reaper: {what}: {os.strerror(ctypes.get_errno())}", file=sys.stderr, flush=True)
     sys.exit(113)
+
+
+def join_cgroups(paths):
+    for path in paths:
+        with open(path, "w") as f:
+            f.write(str(os.getpid()))
 
 
 def enter(pid):
@@ -59,6 +49,7 @@ def enter(pid):
     while not same("user", fd):
         users.insert(0, fd)
         fd = fcntl.ioctl(fd, 0xB702)  # NS_GET_PARENT
+    os.close(fd)  # our own user namespace
     pending = [n for n in names if not same(n, fds[n])]
     for user in [None, *users]:
         if user is not None and libc.setns(user, 0x10000000) != 0:  # CLONE_NEWUSER
@@ -66,6 +57,8 @@ def enter(pid):
         pending = [n for n in pending if libc.setns(fds[n], 0) != 0]
     if pending:
         fail("joining the sandbox's " + ", ".join(pending) + " namespace(s)")
+    for fd in [*fds.values(), *users]:
+        os.close(fd)
 
 
 def drop_privileges(uid):
@@ -79,33 +72,78 @@ def drop_privileges(uid):
         fail("setting no_new_privs")
 
 
+def confine(cfg):
+    if cfg.get("enter"):
+        os.chdir(cfg["cwd"])
+        os.setsid()
+        drop_privileges(cfg["uid"])
+    for name, value in cfg["rlimits"].items():
+        resource.setrlimit(getattr(resource, name), (value, value))
+    # Die with the reaper. After the privilege drop: a change of uid clears it.
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def wait_all(child):
+    # Reap every descendant (a subreaper inherits the orphans); the child's status, as a shell gives it.
+    status = 0
+    while True:
+        try:
+            pid, raw = os.wait()
+        except ChildProcessError:
+            return status
+        if pid == child:
+            code = os.waitstatus_to_exitcode(raw)
+            status = code if code >= 0 else 128 - code
+"""
+
+# For a process that waits on its children and must notice the controller's death (the
+# sandbox's holder, bwrap.py; a forked kernel's reaper, template.py): a poll that wakes when a
+# child exits (SIGCHLD through the signal wake-up fd) or when nobody reads this process's
+# stdout any more (POLLERR on fd 1, a pipe to the controller).
+CHILD_WATCH = r"""
+import os, select, signal
+
+
+def child_watch():
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    poll = select.poll()
+    poll.register(1, 0)
+    poll.register(wake_r, select.POLLIN)
+    return poll, wake_r
+"""
+
+# The first process of every sandbox process tree (run with `python -I -S -c`). It joins the
+# cgroups before anything else runs, so every sandbox process is born inside the limits; it
+# makes itself and its children the host's first choice for the OOM killer, so a sandbox
+# never takes the controller down with it; it dies with the controller; and it is a child
+# subreaper, so that nothing it starts becomes a zombie of the host's pid 1. It exits with
+# its child's status once every descendant has been reaped. With "enter", its child joins
+# the namespaces of a running sandbox (the holder's) instead of making new ones, and runs the
+# kernel there with the environment given.
+REAPER = SANDBOX_ENTRY + r"""
+import json
+cfg, argv = json.loads(sys.argv[1]), sys.argv[2:]
+libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+if os.getppid() != cfg["parent"]:
+    sys.exit(112)  # the controller died while we started
+libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+join_cgroups(cfg["cgroup_procs"])
+with open("/proc/self/oom_score_adj", "w") as f:
+    f.write("1000")
 if cfg.get("enter"):
     enter(cfg["enter"])
 child = os.fork()
 if child == 0:
     try:
-        if cfg.get("enter"):
-            os.chdir(cfg["cwd"])
-            os.setsid()
-            drop_privileges(cfg["uid"])
-        for name, value in cfg["rlimits"].items():
-            resource.setrlimit(getattr(resource, name), (value, value))
-        # Die with the reaper. After the privilege drop: a change of uid clears it.
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+        confine(cfg)
         env = cfg.get("env")
         os.execvpe(argv[0], argv, os.environ if env is None else env)
     finally:
         os._exit(127)
-status = 0
-while True:
-    try:
-        pid, raw = os.wait()
-    except ChildProcessError:
-        break
-    if pid == child:
-        code = os.waitstatus_to_exitcode(raw)
-        status = code if code >= 0 else 128 - code
-sys.exit(status)
+sys.exit(wait_all(child))
 """
 
 

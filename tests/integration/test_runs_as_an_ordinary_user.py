@@ -279,6 +279,7 @@ box = backend.start(make_spec(Path(tempfile.mkdtemp()), "v2", memory_mb=512, pid
 run = lambda code: box.execute(textwrap.dedent(code))
 cg = Path(box.cgroups["unified"])
 found["enforcement"] = box.enforcement()
+found["kernel"] = type(box._proc).__name__  # forked from a template wherever cgroups hold the limits
 found["files"] = {f: (cg / f).read_text().strip() for f in ("memory.max", "memory.swap.max", "pids.max", "cpu.max")}
 bomb = run("import os\\nwhile True:\\n    os.fork()")
 found["bomb"] = [bomb.status, bomb.error_name, bomb.text[-200:], cgroups.pids_max_hits(box.cgroups)]
@@ -314,6 +315,7 @@ def _findings(log: Path, boot: subprocess.CompletedProcess) -> dict:
 def _assert_limits_held(found: dict, workspace: str) -> None:
     assert found["enforcement"] == {"memory": "cgroup v2", "pids": "cgroup v2", "cpu": "cgroup v2",
                                     "workspace": workspace}, found
+    assert found["kernel"] == "ForkedKernel", found
     assert found["files"] == {"memory.max": str(512 * 2**20), "memory.swap.max": "0", "pids.max": "32",
                               "cpu.max": "25000 100000"}, found
     status, error, text, hits = found["bomb"]

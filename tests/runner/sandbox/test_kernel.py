@@ -108,7 +108,7 @@ def test_kernel_bootstrap_caps_outbound_messages():
     """Run the bootstrap's patch (not the kernel launch) against a real Session."""
     from jupyter_client.session import Session
 
-    patch = bootstrap.KERNEL_BOOTSTRAP.split("_install_output_cap(int")[0]
+    patch = bootstrap.KERNEL_DEFINITIONS
     namespace: dict = {}
     original = Session.serialize
     try:

@@ -124,4 +124,4 @@ def test_the_kernel_program_carries_the_hook() -> None:
     preload = f'_preload(os.environ.pop("{bootstrap.PRELOAD_ENV}"'
     # the hook is installed before the preloaded modules import numba, and both before the kernel
     assert program.index("\ninstall_from_env()\n") < program.index(preload)
-    assert program.index(preload) < program.index("kernelapp.launch_new_instance()")
+    assert program.index(preload) < program.rindex("\n_launch()\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -153,11 +154,39 @@ def test_the_holder_only_reaps_and_says_when_it_is_ready():
     compile(command[4], "holder", "exec")
 
 
-def test_a_virtualenv_is_mounted_at_opt_venv_not_at_its_host_path():
+def test_a_virtualenv_is_mounted_at_the_env_view_not_at_its_host_path():
     if not bwrap.in_virtualenv():
         pytest.skip("the controller does not run from a virtualenv")
-    assert (sys.prefix, bwrap.VENV_INSIDE) in bwrap.python_binds()
-    assert bwrap.kernel_python().startswith(bwrap.VENV_INSIDE + "/")
+    view = bwrap.env_view()
+    assert (sys.prefix, str(view / "venv")) in bwrap.python_binds()
+    assert bwrap.kernel_python().startswith(str(view / "venv") + "/")
+    assert view.parent == layout.user_dir() and not str(view).startswith(str(Path(sys.prefix).parent))
+
+
+def test_the_env_view_links_to_the_virtualenv_and_the_compile_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    cache = tmp_path / "jit-cache"
+    cache.mkdir()
+    bwrap.link_env_view(cache)
+    view = bwrap.env_view()
+    assert view.parent == tmp_path / f"eegbench-{os.geteuid()}"
+    assert os.readlink(view / "jit") == str(cache)
+    if bwrap.in_virtualenv():
+        assert os.readlink(view / "venv") == sys.prefix
+        assert os.path.samefile(bwrap.kernel_python().replace(str(view / "venv"), sys.prefix), sys.executable)
+    other = tmp_path / "another-cache"
+    other.mkdir()
+    bwrap.link_env_view(other)  # replaced in place
+    assert os.readlink(view / "jit") == str(other) and sorted(p.name for p in view.iterdir()) == sorted(
+        ["jit", *(["venv"] if bwrap.in_virtualenv() else [])])
+
+
+def test_the_env_view_is_bound_after_the_tmpfs_that_would_hide_it(tmp_path):
+    argv = bwrap.bwrap_argv(spec(tmp_path), tmp_path / "box", COMMAND, as_root=False)
+    if bwrap.in_virtualenv():
+        assert argv.index(bwrap.venv_inside()) > argv.index("/tmp")
+    assert ["--perms", "0755", "--dir", "/tmp"] not in [argv[i:i + 4] for i in range(len(argv))]
 
 
 def test_libraries_go_on_pythonpath(tmp_path):

@@ -93,6 +93,7 @@ def broken_backend(where, flaw):
 
     class BrokenBackend(LocalBackend):
         name = f"broken-{flaw.__name__}"
+        fork_kernels = where != "kernel"  # the flawed reaper is a cold kernel's (its command line)
 
         def _new_sandbox(self, spec: SandboxSpec) -> LocalSandbox:
             return BrokenSandbox(spec, self.state_dir, self.kernel_command)
