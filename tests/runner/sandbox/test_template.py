@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,6 +51,20 @@ print("PROBE", json.dumps({
 '''
 
 
+ZMQ = Counter({"socket": 10**6, "anon_inode": 10**6})
+
+
+def _targets(pid: int) -> set[str]:
+    """What a host process's descriptors point at (pipes and sockets by inode), /dev/null aside."""
+    found = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            continue
+    return found - {"/dev/null"}
+
+
 def probe(box) -> dict:
     obs = box.execute(textwrap.dedent(PROBE))
     assert obs.status == "ok", obs.text
@@ -78,13 +93,20 @@ def test_a_forked_kernel_sees_what_a_cold_kernel_sees(backends, tmp_path):
         with backend.start(spec) as box:
             assert (box._proc.__class__ is template.ForkedKernel) == (name == "forked")
             seen[name] = probe(box)
+            seen[name]["shared_with_a_template"] = sorted(_targets(box.kernel_pid) & set().union(
+                *(_targets(t._proc.pid) for t in backend.templates._templates.values() if t._proc)))
             imported = box.execute("import mylib, sys; print(mylib.VALUE, 'yasa' in sys.modules)").text
             seen[name]["imported"] = imported.split()
     a, b = seen["forked"], seen["cold"]
     assert a["imported"] == ["7", "True"] and b["imported"] == ["7", "False"]  # the template's imports
     for key in ("environ", "path", "argv", "executable", "prefix", "ids", "status", "rlimits", "cwd", "umask",
-                "hostname", "fds", "threads", "ppid", "pid_is_small", "oom_score_adj", "workspace", "inputs"):
+                "hostname", "threads", "ppid", "pid_is_small", "oom_score_adj", "workspace", "inputs"):
         assert a[key] == b[key], (key, a[key], b[key])
+    # Descriptors: the same kinds; as many of each but the kernel's ZeroMQ sockets and their
+    # eventfds, whose number follows the client's connections; none the template holds.
+    assert set(a["fds"]) == set(b["fds"]), (a["fds"], b["fds"])
+    assert Counter(a["fds"]) - ZMQ == Counter(b["fds"]) - ZMQ, (a["fds"], b["fds"])
+    assert a["shared_with_a_template"] == [], a["shared_with_a_template"]
     assert a["cgroup"].count("\n") == b["cgroup"].count("\n") and "eegbench" not in a["environ"].get("HOME", "")
     assert a["ids"][0] != 0 and a["status"]["CapEff"] == "0000000000000000" and a["status"]["NoNewPrivs"] == "1"
 
