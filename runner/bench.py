@@ -142,17 +142,16 @@ def kernel_figures(backend_name: str) -> dict[str, float]:
             spec = SandboxSpec("bench", f"kernel-{n}", ENV.paths.data_root, (), workspace, SandboxLimits(),
                                jit_cache=compiled, preload=WARM_IMPORTS if kind == "warm" else ())
             backend = get_backend(backend_name)
-            if kinds[-1] == "forked":
-                setattr(backend, "fork_kernels", kind == "forked")
-            if kind == "forked" and n < len(kinds):  # the template's own start, paid once per run
-                with backend.start(spec):
-                    pass
-            began = time.perf_counter()
-            with backend.start(spec) as box:
-                ready = time.perf_counter() - began
-                imports = box.execute(FIRST_IMPORTS).duration_s
-                pid = box.kernel_pid
-                rows[kind].append((ready, imports, procfs.cpu_seconds(pid) or 0.0, procfs.pss_mb(pid) or 0.0))
+            with kernel_templates(backend_name, kind == "forked"):
+                if kind == "forked" and n < len(kinds):  # the template's own start, paid once per run
+                    with backend.start(spec):
+                        pass
+                began = time.perf_counter()
+                with backend.start(spec) as box:
+                    ready = time.perf_counter() - began
+                    imports = box.execute(FIRST_IMPORTS).duration_s
+                    pid = box.kernel_pid
+                    rows[kind].append((ready, imports, procfs.cpu_seconds(pid) or 0.0, procfs.pss_mb(pid) or 0.0))
     figures: dict[str, float] = {}
     for kind, measured in rows.items():
         for i, name in enumerate(("kernel_start_to_ready_s", "first_imports_s", "kernel_cpu_s", "kernel_pss_mb")):

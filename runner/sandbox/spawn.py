@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 # What every process that puts a kernel into a sandbox runs (the reaper below, and the kernel
-# template's children: runner/sandbox/template_program.py). `enter` joins the namespaces of a
+# template's children: runner/sandbox/template.py). `enter` joins the namespaces of a
 # running sandbox (the holder's): the user namespaces from the outermost one this process owns
 # inwards (bubblewrap nests two: the other namespaces belong to the outer one, so each is
 # joined as soon as the user namespace that owns it has been). `confine`, in the child that
@@ -83,8 +83,14 @@ def confine(cfg):
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
+def shell_status(raw):
+    # A wait status as a shell gives it: the exit code, or 128 + the signal that killed it.
+    code = os.waitstatus_to_exitcode(raw)
+    return code if code >= 0 else 128 - code
+
+
 def wait_all(child):
-    # Reap every descendant (a subreaper inherits the orphans); the child's status, as a shell gives it.
+    # Reap every descendant (a subreaper inherits the orphans); the child's status.
     status = 0
     while True:
         try:
@@ -92,8 +98,7 @@ def wait_all(child):
         except ChildProcessError:
             return status
         if pid == child:
-            code = os.waitstatus_to_exitcode(raw)
-            status = code if code >= 0 else 128 - code
+            status = shell_status(raw)
 """
 
 # For a process that waits on its children and must notice the controller's death (the

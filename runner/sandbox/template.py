@@ -140,8 +140,7 @@ def watch(kernel, status_w):
                 if not pid:
                     break
                 if pid == kernel:
-                    code = os.waitstatus_to_exitcode(raw)
-                    status = code if code >= 0 else 128 - code
+                    status = shell_status(raw)
         except ChildProcessError:
             break
         events = poll.poll()
