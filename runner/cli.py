@@ -27,6 +27,7 @@ from runner.models.spec import BadModelSpec, ModelSpec
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment, check_writable
 from runner.report import command as report_command
+from runner.run import orphans
 from runner.run.executors import EXECUTORS
 from runner.sandbox import sandbox_choices
 from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
@@ -703,6 +704,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `eegbench` console script."""
     args = build_parser().parse_args(argv)
     log.configure(console, verbose=args.verbose)
+    orphans.mark_controller()
     try:
         return COMMANDS[args.command](args, Environment.from_os())
     except UserError as exc:

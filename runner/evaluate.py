@@ -14,6 +14,7 @@ from runner.logs import agentbench_table, summary_table
 from runner.models import build_model
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
+from runner.run import orphans
 from runner.run.environment import describe
 from runner.run.executors import EXECUTORS
 from runner.run.instance import InstanceParts
@@ -91,6 +92,9 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
     stale = backend.collect_stale() + workspaces.collect_stale()
     if stale:
         console.print(f"collected {stale} leftover sandbox(es) and workspace(s) of crashed runs")
+    ended = orphans.collect()
+    if ended:
+        console.print(f"ended {ended} process(es) that crashed runs left running (workers, servers)")
     compiled, compiled_why = (jit_cache.resolve(env.paths.cache_dir, backend) if paradigm.needs_sandbox
                               else (None, "no sandbox"))
     if paradigm.needs_sandbox and compiled is None:

@@ -71,6 +71,7 @@ from validation.instance import (
     dump_instance,
 )
 from validation.unit import GT_KEY, TRUTH_KEYS
+from validation.worker_lifetime import die_with_parent
 
 log = logging.getLogger(__name__)
 _COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -615,8 +616,9 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
         return []
     results: list[dict[str, Any] | None] = [None] * len(pending)
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, min(jobs, len(pending))), mp_context=context,
-                             initializer=_pin_threads) as pool, progress_bar(progress, *_COLUMNS) as bar:
+    workers = max(1, min(jobs, len(pending)))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_pin_threads,
+                             initargs=(os.getpid(),)) as pool, progress_bar(progress, *_COLUMNS) as bar:
         bar_task = bar.add_task("ground truth", total=len(pending)) if bar else None
         futures = {
             pool.submit(run_binding, task, binding, str(project_root), str(data_root)): index
@@ -835,8 +837,9 @@ def _subset_of(project_root: Path, path: Path) -> str | None:
     return next((s for s, known in SUBSET_SLUGS.items() if known == slug), None)
 
 
-def _pin_threads() -> None:
+def _pin_threads(controller: int) -> None:
     # Runs first in each spawned worker, before any script imports numpy.
+    die_with_parent(controller)
     for name in THREAD_VARS:
         os.environ[name] = "1"
 

@@ -3,7 +3,9 @@
 A controller names everything it makes after its pid: sandbox state dirs
 `<user dir>/{sbx,dkr}/<pid>-<hex>`, cgroups `<parent>/eegbench/<pid>-<hex>` (in every v1
 hierarchy, or in the delegated v2 cgroup), scratch workspaces `<user dir>/work/<pid>-<run>`
-(loop-mounted when bounded) and Docker containers labelled `eegbench.controller=<pid>`. Once those controllers are gone,
+(loop-mounted when bounded) and Docker containers labelled `eegbench.controller=<pid>`; every
+process it starts for itself (workers, their resource tracker, servers) inherits its mark
+`EEGBENCH_CONTROLLER=<pid>:<start>` in its environment. Once those controllers are gone,
 each of these is a leak, unless the next run's stale collection removed it. Only the named
 controllers are looked at: other runs on the machine (parallel test workers) keep theirs.
 """
@@ -13,7 +15,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from runner.sandbox import cgroup_v1, cgroups
+from runner.run.orphans import controller_of
+from runner.sandbox import cgroup_v1, cgroups, procfs
 from runner.sandbox.layout import state_dir
 from runner.sandbox.workspace import SCRATCH_ROOT, mounts_under
 
@@ -24,6 +27,7 @@ def leftovers(controllers: Iterable[int]) -> list[str]:
     """Every process, state dir, cgroup, scratch dir, mount and container of the controllers."""
     pids = set(controllers)
     found = [f"process {pid}" for pid in sorted(sandbox_processes(pids))]
+    found += [f"worker process {pid} ({_command(pid)})" for pid in sorted(worker_processes(pids))]
     for pid in sorted(pids):
         found += [f"state dir {p}" for d in STATE_DIRS for p in d.glob(f"{pid}-*")]
         found += [f"cgroup {p}" for p in cgroup_dirs(pid)]
@@ -76,6 +80,25 @@ def sandbox_processes(controllers: set[int]) -> set[int]:
         if any(m in cmdline for m in markers):
             found.add(int(entry.name))
     return found
+
+
+def worker_processes(controllers: set[int]) -> set[int]:
+    """Pids of live processes that inherited the mark of one of the controllers: what the
+    controller started for itself (a sandbox gets an environment of its own)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) not in controllers and procfs.running(int(entry.name)):
+            mark = controller_of(int(entry.name))
+            if mark is not None and mark[0] in controllers:
+                found.add(int(entry.name))
+    return found
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:160]
+    except OSError:
+        return "gone"
 
 
 def docker_containers(controllers: set[int]) -> list[str]:

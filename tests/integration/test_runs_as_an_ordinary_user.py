@@ -18,6 +18,7 @@ import pytest
 
 from runner.sandbox import procfs
 from tests.integration.users import User, two_users
+from validation.worker_lifetime import CONTROLLER_ENV
 
 # The local backend's promises, checked again as a user: the conformance suite (isolation,
 # limits, timeouts, teardown), hostile cells through `eegbench eval`, the workspace bound,
@@ -122,19 +123,30 @@ def test_two_users_at_once_keep_to_their_own_sandboxes(users, shared_tmp, all_ca
     assert a_box.exists() and all(Path(f"/proc/{pid}").exists() for pid, _ in owner["processes"]), (
         "b's run touched a's sandbox")
 
-    # a dies mid-instance: what it leaves is a's own to collect, not b's
+    # a dies mid-instance, and an older controller of a's left a worker running (what a
+    # controller before the workers watched it left): both are a's own to collect, not b's
     os.kill(_controller(busy), signal.SIGKILL)
     busy.communicate(timeout=60)
     assert _boxes(a) == [a_box]
+    orphan = _orphan(a)
     b_again = _eval(b, python, runs_b, "--model", "oracle", "--run", "again", "--set", all_case_ids[0])
     out_b, _ = b_again.communicate(timeout=600)
-    assert b_again.returncode == 0 and "leftover" not in out_b, out_b[-3000:]
-    assert _boxes(a) == [a_box]
+    assert b_again.returncode == 0 and "leftover" not in out_b and "ended" not in out_b, out_b[-3000:]
+    assert _boxes(a) == [a_box] and orphan.poll() is None
     a_again = _eval(a, python, runs_a, "--model", "oracle", "--run", "after", "--set", all_case_ids[0])
     out_a, _ = a_again.communicate(timeout=600)
     # the dead controller's sandbox and its run's scratch dir
     assert a_again.returncode == 0 and "collected 2 leftover sandbox(es) and workspace(s)" in out_a, out_a[-3000:]
+    assert "ended 1 process(es) that crashed runs left running" in out_a, out_a[-3000:]
     assert _boxes(a) == []
+    assert orphan.wait(timeout=10) != 0  # runuser reports its child's SIGKILL
+
+
+def _orphan(user: User) -> subprocess.Popen:
+    """A process of the user's that inherited the mark of a controller that has exited."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    return user.run(["sleep", "600"], env={CONTROLLER_ENV: f"{gone.pid}:1"})
 
 
 def _rejected(user: User, python: str, argv: list[str], env: dict[str, str]) -> str:

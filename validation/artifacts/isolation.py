@@ -2,12 +2,14 @@
 
 A crafted EDF or FIF header can make a reader allocate gigabytes or spin; the reading
 therefore runs in one long-lived worker process (spawned, so mne is imported once) with
-an address-space cap, and every read has a time limit. A worker that dies or overruns is
+an address-space cap, and every read has a time limit. The worker ends with the controller,
+even a SIGKILLed one (validation/worker_lifetime.py). A worker that dies or overruns is
 killed and replaced; the field scores 0 with the reason, and the controller carries on.
 """
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -17,6 +19,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
+from validation.worker_lifetime import die_with_parent
+
 MEMORY_LIMIT_BYTES = 4 * 1024**3
 TIMEOUT_S = 120.0
 
@@ -25,10 +29,11 @@ class MeasureError(RuntimeError):
     """The reader process could not finish (memory cap, crash or timeout)."""
 
 
-def _limit_worker() -> None:
+def _limit_worker(controller: int) -> None:
     import os
     import resource
 
+    die_with_parent(controller)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
@@ -74,7 +79,8 @@ class Reader:
         plain = {k: v for k, v in (options or {}).items() if isinstance(v, (str, int, float, bool))}
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_limit_worker)
+                self._pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_limit_worker,
+                                                 initargs=(os.getpid(),))
             future = self._pool.submit(self.job, str(path), check, list(names), plain)
             try:
                 found: dict[str, Any] = future.result(timeout=self.timeout_s)

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from runner.run import orphans
 from runner.run.bundle import Bundle, WorkerSpec
 from runner.run.executors.base import Executor, Job
 from runner.run.preflight import Fingerprint, NodeCheck
@@ -282,6 +283,8 @@ def _connected(ray: Any) -> Iterator[None]:
     init replaces the SIGTERM handler; the run's clean stop is put back."""
     previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     address = os.environ.get("RAY_ADDRESS") or None
+    if address is None:  # Ray's own cleanup misses agents of a cluster its driver died starting
+        orphans.start_reaper()
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     except (ConnectionError, getattr(ray.exceptions, "AuthenticationError", ConnectionError)) as exc:
