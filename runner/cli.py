@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from runner import catalog, log
 from runner.agentbench.adapters import ADAPTERS
@@ -163,6 +164,9 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="where instances run: threads (--jobs threads here) or ray (--jobs sandbox slots on the Ray "
                         "cluster RAY_ADDRESS names; without it, a local one; needs pip install -e '.[ray]')")
     p.add_argument("--run", default=None, help="run name; rerunning with the same name resumes it")
+    p.add_argument("--rerun-changed", action="store_true",
+                   help="resume a run whose instance files changed since it started: rerun exactly the changed "
+                        "(and new) cases, set the changed and removed cases' entries aside, record it in run.json")
     p.add_argument("--sandbox", default="local", choices=sandbox_choices(),
                    help="auto: docker when the daemon answers and the kernel image exists, else local")
     p.add_argument("--warm-pool", action="store_true",
@@ -310,7 +314,7 @@ def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
     check_model_specs(args, env, model)
     check_eval_paths(config, env)
     enter_delegated_scope(env)
-    return evaluate(config, env=env, console=console)
+    return evaluate(config, env=env, console=console, rerun_changed=args.rerun_changed)
 
 
 def enter_delegated_scope(env: Environment) -> None:
@@ -363,7 +367,7 @@ def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
     if args.check:
         problems = truth.check(paths.project_root, paths.data_root, tasks=args.task, jobs=jobs)
         for problem in problems:
-            console.print(f"[red]{problem}")
+            console.print(f"[red]{escape(problem)}")
         console.print(f"truth --check: {len(problems)} difference(s)")
         return 1 if problems else 0
     written = truth.generate(paths.project_root, paths.data_root, tasks=args.task, jobs=jobs,
@@ -439,7 +443,7 @@ def cmd_data(args: argparse.Namespace, env: Environment) -> int:
     data.fetch(root)
     problems = data.verify(root)
     for problem in problems:
-        console.print(f"[red]{problem}")
+        console.print(f"[red]{escape(problem)}")
     if problems:
         return 1
     epochs = artifacts.generate(root)  # EEGAgentBench T2: semi-synthetic epochs (deterministic)
@@ -491,7 +495,7 @@ def cmd_jit_cache(args: argparse.Namespace, env: Environment) -> int:
     try:
         directory, built = jit_cache.ensure(env.paths.cache_dir, backend, env.paths.data_root, rebuild=args.rebuild)
     except jit_cache.JitCacheError as exc:
-        console.print(f"[red]{exc}")
+        console.print(f"[red]{escape(str(exc))}")
         return 1
     except OSError as exc:  # the project's .cache is not this user's to write
         raise UserError(f"compile cache: {exc}") from None
@@ -552,8 +556,6 @@ def cmd_plans(args: argparse.Namespace, env: Environment) -> int:
     """Check tool plans: each selected instance's plan, run in-process, must score full marks."""
     import json
 
-    from rich.markup import escape
-
     from runner.fileio import progress_bar
     from runner.instances_cmd import filter_instances
     from runner.paradigms.brainagent.check import check_instance
@@ -583,7 +585,6 @@ def cmd_plans(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_verify(args: argparse.Namespace, env: Environment) -> int:
     """Exit 1, naming each problem, when the run directory is not whole."""
-    from rich.markup import escape
 
     from runner.run.store import open_run
     from runner.run.verify import verify_run
@@ -674,8 +675,6 @@ def cmd_compare(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_export(args: argparse.Namespace, env: Environment) -> int:
     """Write a run as an Inspect AI eval log (inspect-ai is an optional extra)."""
-    from rich.markup import escape
-
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
@@ -684,8 +683,7 @@ def cmd_export(args: argparse.Namespace, env: Environment) -> int:
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] != "inspect_ai":
             raise
-        # escaped: the error is printed as console markup, where [inspect] would be a style tag
-        raise UserError(escape("export --format inspect needs inspect-ai: pip install -e '.[inspect]'")) from None
+        raise UserError("export --format inspect needs inspect-ai: pip install -e '.[inspect]'") from None
     out = Path(args.out) if args.out else inspect_log.default_path(store)
     log = inspect_log.export_run(store, out)
     console.print(f"wrote {out} ({len(log.samples or [])} samples); browse it: inspect view --log-dir {out.parent}")
@@ -708,10 +706,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args, Environment.from_os())
     except UserError as exc:
-        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)  # one line: paths stay whole
+        console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line: paths stay whole
         return EXIT_USER_ERROR
     except (InfrastructureError, EegbenchError) as exc:
-        console.print(f"[red]infrastructure error:[/red] {exc}")
+        console.print(f"[red]infrastructure error:[/red] {escape(str(exc))}")
         return EXIT_INFRASTRUCTURE
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from runner import catalog
 from runner.config import RunConfig
@@ -18,6 +19,7 @@ from runner.run import orphans
 from runner.run.environment import describe
 from runner.run.executors import EXECUTORS
 from runner.run.instance import InstanceParts
+from runner.run.instance_set import instance_hash
 from runner.run.records import ResultRecord, split_key
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
@@ -33,8 +35,9 @@ from validation.scoring import check_instance_metrics
 EXIT_INTERRUPTED = 130
 
 
-def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
-    """Run (or resume) the run the config describes; print the summary; return the exit code."""
+def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_changed: bool = False) -> int:
+    """Run (or resume) the run the config describes; print the summary; return the exit code.
+    A resume over a changed instance set is refused unless `rerun_changed` (RunStore.open)."""
     instances = catalog.select(load_instances(config, env), config.selection)
     if not instances:
         raise UserError("no instances to run (instances/ is empty: run `make truth`)")
@@ -46,13 +49,14 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console) -> int:
     store = RunStore(env.paths.runs_dir / config.run_id)
     with run_parts(config, env, root, console) as (parts, environment):
         store.open(config, {**environment, "instance_set_hash": catalog.instance_set_hash(instances),
-                            "instances": len(instances)})
+                            "instance_hashes": {i.case_id: instance_hash(i) for i in instances},
+                            "instances": len(instances)}, rerun_changed=rerun_changed)
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
         console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
             Scheduler(config, store, parts, console, variables=endpoint_variables(env)).run(instances)
         except Interrupted as exc:
-            console.print(f"[yellow]{exc}; rerun with RUN={config.run_id} to resume")
+            console.print(f"[yellow]{escape(str(exc))}; rerun with RUN={config.run_id} to resume")
             return EXIT_INTERRUPTED
     console.print(summary_table(store.summary()))
     if config.model == "oracle" and config.selection == [catalog.CHECK]:

@@ -68,6 +68,7 @@ from validation.instance import (
     MetricSpec,
     Reference,
     TaskKind,
+    check_subset,
     dump_instance,
 )
 from validation.unit import GT_KEY, TRUTH_KEYS
@@ -197,9 +198,7 @@ class TaskSpec(BaseModel):
     @field_validator("bench_subset")
     @classmethod
     def _known_subset(cls, value: str) -> str:
-        if value not in ALL_SUBSETS:
-            raise ValueError(f"unknown subset {value!r}; expected one of {ALL_SUBSETS}")
-        return value
+        return check_subset(value)
 
     @field_validator("script")
     @classmethod

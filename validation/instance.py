@@ -47,6 +47,14 @@ TaskKind = Literal["recipe", "open", "long_horizon"]
 TASK_KINDS: tuple[str, ...] = ("recipe", "open", "long_horizon")
 
 
+def check_subset(value: str) -> str:
+    """A subset name of ALL_SUBSETS (ValueError otherwise). The subset groups the report and
+    picks the set a run selects: an unknown one would make a group that no SET names."""
+    if value not in ALL_SUBSETS:
+        raise ValueError(f"unknown subset {short_value(value)}; expected one of {', '.join(ALL_SUBSETS)}")
+    return value
+
+
 class MetaInfo(BaseModel):
     """The case's identity: case id, subset, task, difficulty, source dataset."""
     model_config = ConfigDict(extra="allow")
@@ -68,6 +76,11 @@ class MetaInfo(BaseModel):
         elif self.difficult in DIFFICULTY_LEVELS:
             self.difficulty = self.difficult  # type: ignore[assignment]  # checked just above
         return self
+
+    @field_validator("bench_subset")
+    @classmethod
+    def _known_subset(cls, value: str) -> str:
+        return check_subset(value)
 
     @field_validator("case_id")
     @classmethod

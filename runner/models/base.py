@@ -25,8 +25,10 @@ Message = dict[str, Any]
 # setup     - the run is misconfigured (key, base URL, model name, a parameter the endpoint rejects):
 #             the whole run stops at once with one message, nothing is recorded for the instance;
 # context_exceeded, refused, rejected - the model's own conversation (too long, a refusal or
-#             content filter, another 4xx it caused): the instance ends with that status and is scored as produced.
-ModelFailure = Literal["transport", "harness", "setup", "context_exceeded", "refused", "rejected"]
+#             content filter, another 4xx it caused): the instance ends with that status and is scored as produced;
+# deadline  - the instance deadline passed while the call waited for the endpoint or ran: the call is
+#             cancelled, the instance ends as `deadline` and is scored as produced.
+ModelFailure = Literal["transport", "harness", "setup", "context_exceeded", "refused", "rejected", "deadline"]
 
 
 class ModelError(EegbenchError, RuntimeError):
@@ -64,7 +66,13 @@ class Completion:
 
 
 class ModelSession(ABC):
-    """The conversation partner for one instance; the controller sends the whole history each turn."""
+    """The conversation partner for one instance; the controller sends the whole history each turn.
+
+    `deadline` (time.monotonic() seconds, set by the paradigm's loop) is the instance deadline:
+    a session whose replies take time (an endpoint) ends a call still waiting or running then
+    with ModelError(kind="deadline")."""
+
+    deadline: float | None = None
 
     @abstractmethod
     def complete(self, messages: list[Message]) -> Completion:

@@ -206,19 +206,22 @@ class OpenAIModel(Model):
         self._client.close()
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-                 **extra: Any) -> Completion:
+                 deadline: float | None = None, **extra: Any) -> Completion:
         """One reply, retrying transport failures; the latency is the successful attempt's.
-        `extra` goes into the request as is (e.g. response_format for JSON mode)."""
+        `deadline` (time.monotonic()) bounds the whole call, waits and retries included:
+        ModelError(kind="deadline") once it passes. `extra` goes into the request as is (e.g.
+        response_format for JSON mode)."""
         attempt = 0
         retries: list[str] = []
         queued = 0.0
         estimate = self.estimate_tokens(messages, tools)
         while True:
-            queued += self._acquire(estimate)
+            queued += self._acquire(estimate, deadline)
             used = estimate  # what the limiter is charged unless the endpoint reports usage
             start = time.perf_counter()
             try:
-                response = self._client.chat.completions.create(**self._request(messages, tools), **extra)
+                response = self._client.chat.completions.create(
+                    **self._request(messages, tools), timeout=self._request_timeout(deadline), **extra)
                 completion = _completion(response, time.perf_counter() - start)
                 used = completion.usage.total() or estimate
                 completion.retries = retries
@@ -227,11 +230,17 @@ class OpenAIModel(Model):
                 _raise_refusal(self.name, response)
                 return completion
             except (openai.APIError, _EmptyResponse, ValueError) as exc:  # ValueError: a body that is not JSON
+                _check_deadline(self.name, deadline, f"while the request ran ({_describe_error(exc)})")
                 retry_after = self._check_retryable(exc, attempt)
                 what = _describe_error(exc)
             finally:
                 self.limiter.release(used)
+            if retry_after is not None:  # the endpoint's budget is the run's: every request waits it out
+                self.limiter.pause(min(retry_after, RETRY_AFTER_MAX_S))
             delay = self.backoff_delay(attempt, retry_after)
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                self._sleep(max(0.0, deadline - time.monotonic()))
+                _check_deadline(self.name, deadline, f"before the retry of {what}")
             retries.append(_retry_note(attempt, self.max_retries, what, delay, retry_after))
             log.warning(
                 "%s: attempt %d/%d failed (%s); retrying in %.1f s",
@@ -252,14 +261,25 @@ class OpenAIModel(Model):
             sent += len(json.dumps(tools, ensure_ascii=False, default=str))
         return sent // CHARS_PER_TOKEN + self.max_tokens
 
-    def _acquire(self, tokens: int) -> float:
-        """Wait for the limiter's grant; the seconds waited. close() ends the wait."""
+    def _acquire(self, tokens: int, deadline: float | None = None) -> float:
+        """Wait for the limiter's grant; the seconds waited. close() ends the wait, and so
+        does the deadline (ModelError kind "deadline")."""
         start = time.monotonic()
         while (wait := self.limiter.try_acquire(tokens)) > 0:
+            if deadline is not None:
+                wait = min(wait, max(0.0, deadline - time.monotonic()))
             if self._closing.wait(wait):
                 raise ModelError(f"{self.name}: model closed while waiting for a connection",
                                  infrastructure=True)
+            _check_deadline(self.name, deadline, "while waiting for the endpoint's limits "
+                                                 "(--max-connections, --rpm, --tpm, a Retry-After)")
         return time.monotonic() - start
+
+    def _request_timeout(self, deadline: float | None) -> float:
+        """The request's timeout: the configured one, cut to what is left before the deadline."""
+        if deadline is None:
+            return self.timeout_s
+        return max(0.01, min(self.timeout_s, deadline - time.monotonic()))
 
     def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Full jitter: uniform in [0, min(cap, base * 2**attempt)], and at least Retry-After
@@ -269,20 +289,21 @@ class OpenAIModel(Model):
             delay = max(delay, min(retry_after, RETRY_AFTER_MAX_S))
         return delay
 
-    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+    def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]],
+                            deadline: float | None = None) -> Completion:
         """Native function calling while the endpoint accepts it. The first request it
         rejects (a 4xx such as "tools not supported") switches this model to the JSON text
         format for good; the tools paradigm's prompt describes both."""
         if self.native_tools is False or not tools:
-            return self.complete(messages)
+            return self.complete(messages, deadline=deadline)
         try:
-            completion = self.complete(messages, tools)
+            completion = self.complete(messages, tools, deadline=deadline)
         except ModelError as exc:
-            if exc.infrastructure or self.native_tools or _has_native_turns(messages):
+            if exc.infrastructure or exc.kind == "deadline" or self.native_tools or _has_native_turns(messages):
                 raise
             log.warning("%s: endpoint rejected native tool calling (%s); using JSON text actions", self.name, exc)
             self.native_tools = False
-            return self.complete(messages)
+            return self.complete(messages, deadline=deadline)
         self.native_tools = True
         return completion
 
@@ -359,10 +380,15 @@ class _HttpSession(ModelSession):
         self._model = model
 
     def complete(self, messages: list[Message]) -> Completion:
-        return self._model.complete(messages)
+        return self._model.complete(messages, deadline=self.deadline)
 
     def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
-        return self._model.complete_with_tools(messages, tools)
+        return self._model.complete_with_tools(messages, tools, deadline=self.deadline)
+
+
+def _check_deadline(name: str, deadline: float | None, when: str) -> None:
+    if deadline is not None and time.monotonic() >= deadline:
+        raise ModelError(f"{name}: the instance deadline passed {when}", infrastructure=False, kind="deadline")
 
 
 class _EmptyResponse(Exception):

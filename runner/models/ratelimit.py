@@ -5,6 +5,9 @@ long to wait before asking again, and `release(tokens_used)` hands the connectio
 caller (OpenAIModel) does the waiting, so the same object can sit behind a lock in one process
 or behind an actor shared by many machines: its state is plain data and it pickles.
 
+A 429's Retry-After pauses the whole limiter (`pause`): the endpoint's budget is the run's, so
+every worker waits it out, not only the request that was told.
+
 Budgets are sliding 60-second windows. A request's token count is an estimate when it is
 granted (the prompt is known, the reply is not); release corrects it with the real usage.
 A granted connection is a lease of `lease_s` (the request timeout and a margin): a worker that
@@ -36,6 +39,9 @@ class Limiter(Protocol):
     def release(self, tokens_used: int) -> None:
         """The request ended: free its connection; `tokens_used` replaces its estimate."""
 
+    def pause(self, seconds: float) -> None:
+        """The endpoint asked to wait (a 429's Retry-After): grant nothing for `seconds`."""
+
 
 class EndpointLimiter:
     """Connections in flight, requests per minute and tokens per minute (None: no limit)."""
@@ -58,12 +64,15 @@ class EndpointLimiter:
         self._spent: deque[list[float]] = deque()
         # Entries of requests not released yet, oldest first: the connections in flight.
         self._open: deque[list[float]] = deque()
+        self._paused_until = 0.0  # a Retry-After holds every request of the run until then
 
     def try_acquire(self, tokens: int) -> float:
         """Grant one request of about `tokens` tokens, or the seconds to wait before asking again."""
         with self._lock:
             now = self._clock()
             self._expire(now)
+            if now < self._paused_until:
+                return max(self._paused_until - now, MIN_WAIT_S)
             if len(self._open) >= self.max_connections:
                 return self.poll_s
             wait = max(self._rpm_wait(now), self._tpm_wait(now, tokens))
@@ -83,6 +92,11 @@ class EndpointLimiter:
         with self._lock:
             if self._open:
                 self._open.popleft()[1] = float(max(tokens_used, 0))
+
+    def pause(self, seconds: float) -> None:
+        """Grant nothing for `seconds` from now (a later pause never shortens an earlier one)."""
+        with self._lock:
+            self._paused_until = max(self._paused_until, self._clock() + max(seconds, 0.0))
 
     def in_flight(self) -> int:
         """Requests granted and not released (for tests and the log)."""

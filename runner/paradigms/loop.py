@@ -27,6 +27,7 @@ QUEUE_EVENT_S = 1.0
 MODEL_FAILURE_STATUS: dict[ModelFailure, InstanceStatus] = {
     "transport": "infra_error", "harness": "infra_error", "setup": "infra_error",
     "context_exceeded": "context_exceeded", "refused": "refused", "rejected": "request_rejected",
+    "deadline": "deadline",
 }
 
 
@@ -94,6 +95,7 @@ class TurnLoop:
         self.tokens_used = 0  # prompt + completion over the instance's model calls
         self.started = time.monotonic()
         self.deadline = self.started + controls.deadline_s
+        session.deadline = self.deadline  # a model call in flight ends at the deadline too
 
     def run(self) -> InstanceOutcome:
         """Rounds until an action ends the instance, a control stops it, or rounds run out."""
@@ -119,6 +121,8 @@ class TurnLoop:
         except ModelError as exc:
             if exc.kind == "setup":
                 raise ModelSetupError(f"{self.instance.case_id}: {exc}") from exc
+            if exc.kind == "deadline":
+                raise Stop("deadline", f"instance deadline of {self.controls.deadline_s:g} s passed: {exc}") from exc
             raise Stop(MODEL_FAILURE_STATUS[exc.kind], f"model {exc.kind} error: {exc}") from exc
         for retry in completion.retries:
             self._event("model_retry", retry)

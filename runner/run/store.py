@@ -1,13 +1,16 @@
 """The run directory, and the one place that reads and writes it.
 
 runs/<run_id>/
-  run.json                 format version, settings, versions, instance-set hash
+  run.json                 format version, settings, versions, instance-set hash, the hash of
+                           each instance, and the reruns --rerun-changed made
   results.jsonl            one line per finished entry (instance and epoch), appended atomically
   summary.json             counts and means per subset (rewritten when a run stops)
   instances/<key>/         instance.json (as scored), transcript.json, turns.jsonl (while it
                            runs), report.md, score.json, artifacts/ + artifacts.json,
                            controller.log, scores/<name>.json (re-scores)
   scores/<name>.jsonl      re-scores; audit-parser.json
+  superseded/<n>/<key>/    entries of cases that changed or left the set, set aside by the
+                           n-th --rerun-changed
 
 Every per-instance method takes an entry key (records.entry_key): the case id for epoch 1,
 `<case_id>@<k>` for epoch k >= 2, so a run made before epochs existed reads unchanged.
@@ -38,6 +41,7 @@ from pydantic import BaseModel, ValidationError
 
 from runner.config import RunConfig
 from runner.fileio import is_disk_full, write_atomic, write_json
+from runner.run import instance_set
 from runner.run.artifacts import retain_artifacts
 from runner.run.records import (
     FORMAT_VERSION,
@@ -134,10 +138,14 @@ class RunStore:
         return RunConfig.from_record(self.read_run().config)
 
     @_stops_when_full
-    def open(self, config: RunConfig, environment: dict[str, Any]) -> bool:
-        """Create the run, or check a rerun matches it. Returns True when resuming."""
+    def open(self, config: RunConfig, environment: dict[str, Any], rerun_changed: bool = False) -> bool:
+        """Create the run, or check a rerun matches it (settings and instance set). Returns True
+        when resuming. `environment` holds the instance set (`instance_hashes`, case id ->
+        hash); a changed set is refused unless `rerun_changed`, which sets the changed and
+        removed cases' entries aside (superseded/) so that exactly those run again."""
         if self.exists():
             self._check_same(config)
+            self._check_instances(environment, rerun_changed)
             self._record_epochs(config.epochs)
             self._compact_results()
             return True
@@ -155,6 +163,51 @@ class RunStore:
                 f"run {self.run_id} exists with different settings ({', '.join(diffs)}); "
                 "choose another RUN= or rerun with the recorded settings"
             )
+
+    def _check_instances(self, environment: dict[str, Any], rerun_changed: bool) -> None:
+        current: dict[str, str] = environment.get("instance_hashes") or {}
+        changes = instance_set.compare(self._recorded_hashes(current), current)
+        if not changes:
+            return
+        if not rerun_changed:
+            raise RunConflict(
+                f"run {self.run_id}: the instance set changed since the run started: {changes.describe()}; "
+                "resuming would score a mixture. Start a new run (another RUN= / --run), or rerun exactly "
+                "the changed cases here with --rerun-changed (EVAL_ARGS=--rerun-changed)"
+            )
+        self._supersede(changes, environment)
+
+    def _recorded_hashes(self, current: dict[str, str]) -> dict[str, str]:
+        """run.json's instance hashes; for a run made before they were recorded, the hashes of
+        the instance.json its started entries saved (cases it never started compare equal)."""
+        extra = self.read_run().model_extra or {}
+        if isinstance(extra.get("instance_hashes"), dict):
+            return dict(extra["instance_hashes"])
+        saved = {}
+        for folder in sorted((self.root / "instances").glob("*/instance.json")):
+            case = split_key(folder.parent.name)[0]
+            with contextlib.suppress(Exception):  # an unreadable one was never scored: it runs again
+                saved[case] = instance_set.instance_hash(load_instance(folder))
+        return {**{c: h for c, h in current.items() if c not in saved}, **saved}
+
+    def _supersede(self, changes: instance_set.Changes, environment: dict[str, Any]) -> None:
+        """Move the entries of changed and removed cases to superseded/<n>/ and record the new
+        instance set, with what was rerun, in run.json."""
+        gone = set(changes.changed) | set(changes.removed)
+        record = json.loads((self.root / RUN_JSON).read_text(encoding="utf-8"))
+        reruns = record.get("reruns", [])
+        aside = self.root / "superseded" / str(len(reruns) + 1)
+        for folder in sorted((self.root / "instances").iterdir()):
+            if split_key(folder.name)[0] in gone:
+                aside.mkdir(parents=True, exist_ok=True)
+                folder.rename(aside / folder.name)
+        reruns.append({"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changed": changes.changed,
+                       "added": changes.added, "removed": changes.removed,
+                       "superseded": str(aside.relative_to(self.root)) if aside.exists() else None})
+        record.update({key: environment[key] for key in ("instance_hashes", "instance_set_hash", "instances")
+                       if key in environment})
+        record["reruns"] = reruns
+        write_json(self.root / RUN_JSON, record)
 
     def _record_epochs(self, epochs: int) -> None:
         """A rerun with more epochs extends the run: run.json's config then says how many it

@@ -4,6 +4,7 @@ what the setup causes stops the run at once; what the transport causes is retrie
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -60,3 +61,21 @@ def test_a_malformed_body_is_retried_and_the_run_goes_on(eegbench, endpoint):
     assert {r["status"] for r in results.values()} == {"solution"}
     events = eegbench.transcript("malformed", "fa_alpha_relpower-01")["events"]
     assert [e["kind"] for e in events] == ["model_retry"]
+
+
+def test_the_deadline_ends_a_model_call_that_takes_too_long(eegbench, endpoint):
+    """The endpoint answers after 60 s; the instance deadline is 10 s: the call is cancelled
+    at the deadline and the instance ends as `deadline`, scored as produced (its first turn ran)."""
+    answers = [ok("<execute>print(6 * 7)</execute>"), ok("<solution>{}</solution>", delay=60)]
+    with ScriptedServer(answers) as server:
+        began = time.monotonic()
+        done = eegbench("eval", "--model", endpoint(server), "--set", "fa_alpha_relpower-01", "--run", "slow",
+                        "--deadline", "10", "--jobs", "1")
+        took = time.monotonic() - began
+    assert done.returncode == 0, done.stderr[-2000:]
+    [result] = eegbench.results("slow")
+    assert result["status"] == "deadline" and result["score"] == 0.0, result
+    transcript = eegbench.transcript("slow", "fa_alpha_relpower-01")
+    assert transcript["turns"][0]["observation"]["text"].strip() == "42"
+    assert "deadline" in transcript["error"] and "while the request ran" in transcript["error"], transcript["error"]
+    assert took < 50, f"the run took {took:.0f} s: the 60 s reply was waited for"

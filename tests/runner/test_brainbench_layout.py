@@ -79,4 +79,4 @@ def test_export_refuses_a_folder_that_holds_something(tmp_path):
 @pytest.mark.parametrize("difficult, level", [(1, "easy"), (2.0, "medium"), (3, "hard"), ("hard", "hard"),
                                               (1.5, None), (0, None), (None, None)])
 def test_official_numbers_map_back_to_levels(difficult, level):
-    assert MetaInfo(case_id="c", bench_subset="s", difficult=difficult).difficulty == level
+    assert MetaInfo(case_id="c", bench_subset="Sleep Assessment", difficult=difficult).difficulty == level

@@ -52,7 +52,7 @@ def epoch_run(runs):
 
     store = RunStore(runs / "ep")
     store.open(RunConfig(run_id="ep", model="oracle", epochs=2), {})
-    instance = Instance.model_validate({"meta_info": {"case_id": "a-01", "bench_subset": "s"},
+    instance = Instance.model_validate({"meta_info": {"case_id": "a-01", "bench_subset": "Foundational Analysis"},
                                         "agent_input": {"data_path": "x.edf", "instruction": "x"},
                                         "eval_config": {"metrics": []}})
     for epoch, key, score in ((1, "a-01", 0.0), (2, "a-01@2", 100.0)):
@@ -92,3 +92,22 @@ def test_show_reads_one_epoch_by_case_at_k_or_option(tmp_path, monkeypatch, caps
     assert "--epoch 3 names another epoch" in capsys.readouterr().err
     assert cli.main(["show", "ep", "a-01@5"]) == cli.EXIT_USER_ERROR
     assert "no instance 'a-01@5'" in capsys.readouterr().err
+
+
+def test_rich_markup_in_an_error_is_shown_literally(tmp_path, monkeypatch, capsys):
+    import json
+    import shutil
+
+    from runner.paths import Environment
+
+    monkeypatch.setenv("EEGBENCH_RUNS", str(tmp_path / "runs"))
+    cases = tmp_path / "[bold]cases"
+    cases.mkdir()
+    source = Environment.from_os().paths.instances_dir / "foundational_analysis" / "fa_hjorth-01.json"
+    doc = json.loads(source.read_text())
+    doc["meta_info"]["bench_subset"] = "[red]Sleep[/red] [link=http://x]Assessment[/link]"
+    (cases / "case.json").write_text(json.dumps(doc))
+    shutil.copy(source, cases / "fine.json")
+    assert cli.main(["eval", "--model", "null", "--cases", str(cases)]) == cli.EXIT_USER_ERROR
+    err = " ".join(capsys.readouterr().err.split())
+    assert "[bold]cases" in err and "[red]Sleep[/red] [link=http://x]Assessment[/link]" in err, err

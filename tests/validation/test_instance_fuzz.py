@@ -151,3 +151,28 @@ def test_the_error_names_the_mutated_field(folder):
     with pytest.raises(InstanceError) as caught:
         load_instance(path)
     assert str(caught.value) == f"{path}: field 'eval_config.metrics[0].weight': expected a number, got 'heavy'"
+
+
+# Every enumerated field of an instance (or case) file: an unknown value is refused at load,
+# naming the file, the field and the value.
+ENUMERATED = [
+    (("meta_info", "bench_subset"), "Sleep assessment"),
+    (("meta_info", "bench_subset"), "[bold]Sleep Assessment[/bold]"),
+    (("meta_info", "difficulty"), "trivial"),
+    (("meta_info", "kind"), "guided"),
+    (("eval_config", "metrics", 0, "type"), "numeric_tolerance_typo"),
+]
+
+
+@pytest.mark.parametrize(("where", "value"), ENUMERATED)
+def test_an_unknown_enumerated_value_is_refused_naming_the_field(folder, where, value):
+    doc = json.loads(json.dumps(SEEDS[0]))
+    parent_of(doc, where)[where[-1]] = value
+    path = folder / "enumerated.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InstanceError) as refused:
+        load_instance(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: ") and FIELD.search(message), message
+    assert FIELD.search(message).group(1).replace("[", ".").replace("]", "") == ".".join(map(str, where)), message
+    assert value in message, message

@@ -61,6 +61,12 @@ class SharedLimiter:
 
         ray.get(self._handle.release.remote(tokens_used))
 
+    def pause(self, seconds: float) -> None:
+        """Pause the shared limiter: every worker of the run waits out a Retry-After."""
+        import ray
+
+        ray.get(self._handle.pause.remote(seconds))
+
 
 class InstanceActor:
     """A sandbox slot on some node of the cluster."""

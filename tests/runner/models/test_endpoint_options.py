@@ -253,3 +253,50 @@ def test_retry_after_as_an_http_date_is_read():
         completion = client.session(None).complete(MESSAGES)
     waited = float(re.search(r"waited ([0-9.]+) s", completion.retries[0]).group(1))
     assert "Retry-After" in completion.retries[0] and 0.5 < waited <= 2.1  # HTTP dates have whole seconds
+
+
+def test_a_retry_after_pauses_every_request_of_the_run():
+    """One request's 429 with Retry-After 1.5 s holds back a request of another instance sent
+    while it waits; without the pause that one would be answered at once."""
+    with ScriptedServer([error(429, {"Retry-After": "1.5"}), ok(), ok()]) as server:
+        client = model(server.url)
+        told = threading.Thread(target=lambda: client.session(None).complete(MESSAGES))
+        told.start()
+        while not server.requests:
+            time.sleep(0.01)
+        time.sleep(0.2)  # the 429 has been answered and read
+        other = client.session(None).complete(MESSAGES)
+        told.join()
+    assert other.queued_s >= 1.0 and not other.retries, other
+
+
+def test_a_pause_is_never_shortened_and_then_ends():
+    now = [100.0]
+    limiter = EndpointLimiter(2, clock=lambda: now[0])
+    limiter.pause(5)
+    limiter.pause(1)
+    assert limiter.try_acquire(1) == pytest.approx(5)
+    now[0] += 5
+    assert limiter.try_acquire(1) == 0.0
+
+
+def test_the_deadline_cancels_a_call_in_flight():
+    with ScriptedServer([ok(delay=5)]) as server:
+        session = model(server.url, timeout_s=30).session(None)
+        session.deadline = time.monotonic() + 1
+        began = time.monotonic()
+        with pytest.raises(ModelError) as ended:
+            session.complete(MESSAGES)
+    assert ended.value.kind == "deadline" and time.monotonic() - began < 3, ended.value
+
+
+def test_the_deadline_ends_the_wait_for_the_endpoints_limits():
+    limiter = EndpointLimiter(1)
+    limiter.pause(60)  # e.g. another worker's Retry-After
+    session = model("http://127.0.0.1:9/v1", limiter=limiter).session(None)
+    session.deadline = time.monotonic() + 0.5
+    began = time.monotonic()
+    with pytest.raises(ModelError) as ended:
+        session.complete(MESSAGES)
+    assert ended.value.kind == "deadline" and "waiting for the endpoint" in str(ended.value)
+    assert time.monotonic() - began < 2

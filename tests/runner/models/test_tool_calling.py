@@ -56,7 +56,7 @@ def test_plain_complete_never_sends_tools():
 
 def instance(metrics) -> Instance:
     return Instance.model_validate({
-        "meta_info": {"case_id": "t5_demo-01", "bench_subset": "x"},
+        "meta_info": {"case_id": "t5_demo-01", "bench_subset": "EEGAgentBench"},
         "agent_input": {"data_path": "a.edf", "instruction": "find seizures"},
         "eval_config": {"metrics": metrics},
     })

@@ -196,7 +196,7 @@ def test_npy_record_uses_the_sampling_rate_the_instance_declares(tmp_path):
     (tmp_path / "seg").mkdir()
     np.save(tmp_path / "seg" / "epoch.npy", np.zeros((1, 512)))
     instance = Instance.model_validate({
-        "meta_info": {"case_id": "t2_npy-01", "bench_subset": "x"},
+        "meta_info": {"case_id": "t2_npy-01", "bench_subset": "EEGAgentBench"},
         "agent_input": {"data_path": "seg/epoch.npy", "instruction": "classify", "sfreq": 256},
         "eval_config": {"metrics": []},
     })
@@ -209,7 +209,7 @@ def test_unreadable_inputs_are_described_not_fatal(tmp_path):
     (tmp_path / "bad.npy").write_bytes(b"not numpy at all")
     (tmp_path / "labels.tsv").write_text("onset\tlabel\n")
     instance = Instance.model_validate({
-        "meta_info": {"case_id": "t2_bad-01", "bench_subset": "x"},
+        "meta_info": {"case_id": "t2_bad-01", "bench_subset": "EEGAgentBench"},
         "agent_input": {"data_path": ["bad.npy", "labels.tsv"], "instruction": "x", "sfreq": 100},
         "eval_config": {"metrics": []},
     })
