@@ -52,7 +52,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
                             "instance_hashes": {i.case_id: instance_hash(i) for i in instances},
                             "instances": len(instances)}, rerun_changed=rerun_changed)
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
-        console.print(f"run {config.run_id}: model {config.model}, {len(instances)} instances{epochs}, jobs {config.jobs}")
+        console.print(f"run {config.run_id}: model {escape(config.model)}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
             Scheduler(config, store, parts, console, variables=endpoint_variables(env)).run(instances)
         except Interrupted as exc:
@@ -64,7 +64,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
     table = agentbench_table(store)  # EEGAgentBench metrics when the run holds T-instances
     if table is not None:
         console.print(table)
-    console.print(f"results: {store.root}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
+    console.print(f"results: {escape(str(store.root))}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
 
 
@@ -102,12 +102,12 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
     compiled, compiled_why = (jit_cache.resolve(env.paths.cache_dir, backend) if paradigm.needs_sandbox
                               else (None, "no sandbox"))
     if paradigm.needs_sandbox and compiled is None:
-        console.print(f"[yellow]{compiled_why}")
+        console.print(f"[yellow]{escape(compiled_why)}")
     model = build_model(config.model, env=env, settings=config.model_settings)
     scorer: Scorer | None = None
     try:
         scorer = build_scorer(config.scoring, evaluated=config.model, env=env)
-        console.print(f"scoring: {_scoring_line(scorer)}")
+        console.print(f"scoring: {escape(_scoring_line(scorer))}")
         instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=data_root,
                                        jit_cache=compiled)
         parts = RunParts(instance=instance_parts, executor=EXECUTORS.get(config.executor), scorer=scorer)
