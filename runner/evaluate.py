@@ -12,7 +12,7 @@ from rich.markup import escape
 from runner import catalog
 from runner.config import RunConfig
 from runner.logs import agentbench_table, summary_table
-from runner.models import build_model
+from runner.models import build_model, credentials
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
 from runner.run import orphans
@@ -54,7 +54,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
         console.print(f"run {config.run_id}: model {escape(config.model)}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
-            Scheduler(config, store, parts, console, variables=endpoint_variables(env)).run(instances)
+            Scheduler(config, store, parts, console, variables=credentials.shareable(env.variables)).run(instances)
         except Interrupted as exc:
             console.print(f"[yellow]{escape(str(exc))}; rerun with RUN={config.run_id} to resume")
             return EXIT_INTERRUPTED
@@ -125,11 +125,6 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
         if scorer is not None:
             scorer.close()
         model.close()
-
-
-def endpoint_variables(env: Environment) -> dict[str, str]:
-    """The variables a worker on another machine needs to reach the run's endpoints."""
-    return {k: v for k, v in env.variables.items() if k.startswith(("EEGBENCH_", "OPENAI_"))}
 
 
 def check_sandbox_limits(config: RunConfig, backend: Backend) -> None:

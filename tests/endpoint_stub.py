@@ -146,13 +146,14 @@ class LimitedEndpoint(_Served):
         self.in_flight = self.peak = self.count = 0
         self.violations: list[int] = []  # request numbers that arrived over the cap
         self.requests: list[dict] = []
+        self.keys: list[str | None] = []  # each request's bearer token, in arrival order
         self.faulted: list[tuple[int, str]] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                number = outer._enter(body)
+                number = outer._enter(body, self.headers.get("Authorization"))
                 try:
                     status, payload, headers = outer._answer(number, body)
                 finally:
@@ -168,8 +169,9 @@ class LimitedEndpoint(_Served):
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def _enter(self, body: dict) -> int:
+    def _enter(self, body: dict, auth: str | None) -> int:
         with self.lock:
+            self.keys.append(auth.removeprefix("Bearer ") if auth else None)
             self.count += 1
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)

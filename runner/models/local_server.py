@@ -30,7 +30,8 @@ from typing import IO, Any
 
 from runner.fileio import sha256_file
 from runner.models.base import Model, ModelSession
-from runner.models.openai_client import API_KEY_VARS, OpenAIModel, settings_options
+from runner.models.credentials import API_KEY_VARS
+from runner.models.openai_client import OpenAIModel, settings_options
 from runner.models.spec import BadModelSpec
 from runner.paths import Paths
 from runner.settings import ModelSettings

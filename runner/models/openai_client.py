@@ -39,6 +39,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from runner.models import request_body
 from runner.models.base import Completion, Message, Model, ModelError, ModelFailure, ModelSession, ToolCall
+from runner.models.credentials import API_KEY_VARS, BASE_URL_VARS, first_key, key_sources
 from runner.models.ratelimit import EndpointLimiter, Limiter
 from runner.settings import ModelSettings
 from runner.transcript import Usage
@@ -47,8 +48,6 @@ from validation.instance import Instance
 
 log = logging.getLogger(__name__)
 
-BASE_URL_VARS = ("EEGBENCH_BASE_URL", "OPENAI_BASE_URL")
-API_KEY_VARS = ("EEGBENCH_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUS = frozenset({408, 409, 429})
 SETUP_STATUS = frozenset({401, 403, 404})
 # How endpoints say a prompt is too long (OpenAI, vLLM, llama.cpp, Anthropic-compatible proxies).
@@ -63,19 +62,13 @@ CHARS_PER_TOKEN = 4  # the token estimate the tpm budget is charged before the r
 
 def endpoint_from_env(env: Mapping[str, str]) -> tuple[str, str]:
     """(base_url, api_key) from EEGBENCH_* or, failing that, OPENAI_* variables of `env`
-    (the command's Environment.variables)."""
+    (the command's Environment.variables); a key may come from the file its _FILE variable
+    names (runner/models/credentials.py)."""
     base_url = _first_set(env, BASE_URL_VARS)
-    api_key = _first_set(env, API_KEY_VARS)
-    if base_url is None or api_key is None:  # _first_set gives None, never "", for unset
-        missing = [
-            " or ".join(names)
-            for names, value in ((BASE_URL_VARS, base_url), (API_KEY_VARS, api_key))
-            if not value
-        ]
-        raise UserError(
-            "openai model: set " + " and ".join(missing)
-            + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)"
-        )
+    api_key = first_key(env, API_KEY_VARS)
+    missing = ([" or ".join(BASE_URL_VARS)] if base_url is None else []) + ([key_sources(API_KEY_VARS)] if api_key is None else [])
+    if base_url is None or api_key is None:
+        raise UserError("openai model: set " + " and ".join(missing) + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)")
     variable = next(name for name in BASE_URL_VARS if env.get(name))
     return check_base_url(variable, base_url), api_key
 

@@ -29,7 +29,8 @@ class WorkerSpec:
     config: RunConfig
     run_id: str
     data_root: Path
-    # The endpoint's variables (EEGBENCH_*/OPENAI_*): a worker's own environment may lack them.
+    # The endpoint's URLs and key-file paths (runner/models/credentials.shareable), never a
+    # key: each worker reads the key from its own node's environment.
     variables: Mapping[str, str] = field(default_factory=dict)
     # The run's endpoint limiter when every worker must share one (runner/models/ratelimit.py's
     # Limiter; on Ray a proxy to one actor), else None: each worker's model paces itself.

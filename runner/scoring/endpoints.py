@@ -112,15 +112,16 @@ def resolve(role: str, spec: str | None, *, evaluated: str | None, env: Environm
 
 
 def _openai(role: str, name: str, env: Environment, cache_dir: Path | None) -> Endpoint:
+    from runner.models.credentials import API_KEY_VARS, first_key, key_sources
     from runner.models.openai_client import OpenAIModel, check_base_url, public_url
 
     prefix = f"EEGBENCH_{role.upper()}_"
     variables = (prefix + "BASE_URL", "EEGBENCH_BASE_URL", "OPENAI_BASE_URL")
     variable = next((v for v in variables if env.get(v)), None)
     base_url = check_base_url(variable, env.get(variable) or "") if variable else None
-    api_key = env.get(prefix + "API_KEY") or env.get("EEGBENCH_API_KEY") or env.get("OPENAI_API_KEY")
+    api_key = first_key(env.variables, (prefix + "API_KEY", *API_KEY_VARS))
     if not base_url or not api_key:
-        raise EndpointError(f"{role} model {name!r}: set {prefix}BASE_URL and {prefix}API_KEY "
+        raise EndpointError(f"{role} model {name!r}: set {prefix}BASE_URL and {key_sources((prefix + 'API_KEY',))} "
                             "(or the evaluated model's EEGBENCH_BASE_URL and EEGBENCH_API_KEY)")
     client = OpenAIModel(name, base_url, api_key, temperature=0.0, max_tokens=1024)
     return Endpoint(role, f"openai:{name}", _sender(client), {"base_url": public_url(base_url)},

@@ -32,6 +32,9 @@ SET = "fa_alpha_relpower"  # seven oracle instances of a few seconds each
 # The run directory's files that must not depend on the executor (controller.log holds
 # times and pids, transcript.json times and the driver's pid: compared field by field).
 SAME_FILES = ("artifacts.json", "instance.json", "report.md", "score.json")
+# Each node holds the endpoint key in its own environment; the driver's differs, so a request
+# carrying the driver's key would show that the key travelled with the worker spec.
+NODE_KEY, DRIVER_KEY = "sk-node-" + secrets.token_hex(8), "sk-driver-" + secrets.token_hex(8)
 
 
 class Cluster:
@@ -48,6 +51,7 @@ class Cluster:
         self.auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
         # Workers reach the test's endpoint on 127.0.0.1 directly, as a node's own would.
         self.env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()} | self.auth
+        self.env["EEGBENCH_API_KEY"] = NODE_KEY
 
     def start(self) -> None:
         self.ray("start", "--head", f"--port={self.port}", "--num-cpus=1", f"--memory={SLOT_MEMORY}",
@@ -193,28 +197,38 @@ def test_the_endpoint_connection_cap_holds_across_every_worker(on_cluster, monke
     cases = [f"{SET}-0{n}" for n in range(1, 5)]
     with LimitedEndpoint(oracle_replies(cases), delay_s=0.5) as server:
         monkeypatch.setenv("EEGBENCH_BASE_URL", server.url)
-        monkeypatch.setenv("EEGBENCH_API_KEY", "sk-stub")
+        monkeypatch.setenv("EEGBENCH_API_KEY", DRIVER_KEY)
         done = ev("eval", "--model", "openai:stub-model", "--set", ",".join(cases), "--executor", "ray",
                   "--jobs", "2", "--max-connections", "1", "--run", "capped")
     assert done.returncode == 0, done.stderr[-3000:]
     assert {(r["status"], r["score"]) for r in ev.results("capped")} == {("solution", 100.0)}
     # two actors on two nodes, one connection: the run's one limiter actor kept them in turn
     assert server.count == 2 * len(cases) and server.peak == 1, (server.count, server.peak)
+    # every request carried the key of the node that sent it: the driver's never left it
+    assert set(server.keys) == {NODE_KEY}, set(server.keys)
+    _assert_no_key_in(ev.runs_dir / "capped", DRIVER_KEY, NODE_KEY)
 
 
-def test_a_node_whose_inputs_differ_gets_no_work(on_cluster, cluster, tmp_path):
+def test_a_node_with_other_inputs_or_without_the_key_gets_no_work(on_cluster, cluster, tmp_path, monkeypatch):
     ev = on_cluster
     cluster.kill_second()
     elsewhere = tmp_path / "node-data"
-    elsewhere.mkdir()  # a node that never ran `make data`
-    cluster.start_second(EEGBENCH_DATA=str(elsewhere))
-    done = ev("-v", "eval", "--model", "oracle", "--set", f"{SET}-01,{SET}-02", "--executor", "ray", "--jobs", "2",
-              "--run", "refused")
+    elsewhere.mkdir()  # a node that never ran `make data` nor was given the endpoint key
+    cluster.start_second(EEGBENCH_DATA=str(elsewhere), EEGBENCH_API_KEY="")
+    cases = [f"{SET}-01", f"{SET}-02"]
+    with LimitedEndpoint(oracle_replies(cases)) as server:
+        monkeypatch.setenv("EEGBENCH_BASE_URL", server.url)
+        monkeypatch.setenv("EEGBENCH_API_KEY", DRIVER_KEY)
+        done = ev("-v", "eval", "--model", "openai:stub-model", "--set", ",".join(cases), "--executor", "ray",
+                  "--jobs", "2", "--run", "refused")
     assert done.returncode == 0, done.stderr[-3000:]
     said = " ".join(done.stderr.split())
-    assert "gets no work" in said and "input file(s)" in said and "make data" in said, said[-3000:]
+    refusal = said[said.index("gets no work"):]
+    assert "input file(s)" in refusal and "make data" in refusal, said[-3000:]
+    assert "EEGBENCH_API_KEY" in refusal and "before `ray start`" in refusal, said[-3000:]
     assert len(_actor_pids(done.stderr)) == 1  # the head's slot alone
     assert {(r["status"], r["score"]) for r in ev.results("refused")} == {("solution", 100.0)}
+    assert set(server.keys) == {NODE_KEY}
     cluster.kill_second()  # the next test starts it with the shared data again
 
 
@@ -285,6 +299,14 @@ def _actor_pids(output: str) -> set[int]:
     pids = {int(p) for p in re.findall(r"ray: actor pid (\d+)", output)}
     assert pids, output[-3000:]
     return pids
+
+
+def _assert_no_key_in(run_dir: Path, *keys: str) -> None:
+    """No file the run wrote (run.json, logs, transcripts, bundles' artifacts) holds a key."""
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            content = path.read_bytes()
+            assert not any(key.encode() in content for key in keys), path
 
 
 def _by_case(results: list[dict]) -> dict[str, dict]:

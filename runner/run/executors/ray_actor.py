@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from runner.models import build_model
+from runner.models.openai_client import endpoint_from_env
+from runner.models.spec import ModelSpec
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment, Paths
 from runner.run.bundle import Bundle, BundleRecorder, WorkerSpec
@@ -22,6 +25,7 @@ from runner.run.instance import InstanceParts, InstanceRunner
 from runner.run.preflight import Fingerprint, NodeCheck, check_node
 from runner.run.records import key_of
 from runner.sandbox import choose_backend, jit_cache
+from validation.errors import UserError
 from validation.instance import Instance
 
 log = logging.getLogger(__name__)
@@ -36,10 +40,28 @@ def worker_data_root(spec: WorkerSpec) -> Path:
 
 
 def preflight(spec: WorkerSpec, node: str, expected: Fingerprint) -> NodeCheck:
-    """The node's pre-flight (runner/run/preflight.py), run on that node."""
+    """The node's pre-flight (runner/run/preflight.py), run on that node, and whether the
+    node holds the endpoint's key (which never travels with the spec)."""
     paradigm = PARADIGMS.get(spec.config.paradigm)
     backend, _ = choose_backend(spec.config.sandbox)
-    return check_node(node, backend, paradigm.needs_sandbox, worker_data_root(spec), expected)
+    check = check_node(node, backend, paradigm.needs_sandbox, worker_data_root(spec), expected)
+    problem = endpoint_problem(spec, os.environ)
+    if problem:
+        check.problems.append(problem)
+    return check
+
+
+def endpoint_problem(spec: WorkerSpec, node_env: Mapping[str, str]) -> str | None:
+    """Why this node cannot reach the run's endpoint (an openai model's key is missing or its
+    key file unreadable here), or None."""
+    if ModelSpec.parse(spec.config.model).kind != "openai":
+        return None
+    try:
+        endpoint_from_env({**node_env, **spec.variables})
+    except UserError as exc:
+        return (f"{exc}: the key is read on each node, never sent; set it in the node's environment "
+                "before `ray start`, or name a key file readable there")
+    return None
 
 
 class SharedLimiter:

@@ -201,11 +201,11 @@ def test_env_missing_names_the_variables():
     with pytest.raises(UserError) as info:
         endpoint_from_env({"OPENAI_BASE_URL": "http://b/v1", "EEGBENCH_API_KEY": ""})
     message = str(info.value)
-    assert "EEGBENCH_API_KEY or OPENAI_API_KEY" in message
+    assert "EEGBENCH_API_KEY (or EEGBENCH_API_KEY_FILE) or OPENAI_API_KEY (or OPENAI_API_KEY_FILE)" in message
     assert "BASE_URL or" not in message  # the base URL was given
-    both = "EEGBENCH_BASE_URL or OPENAI_BASE_URL and EEGBENCH_API_KEY or OPENAI_API_KEY"
-    with pytest.raises(UserError, match=both):
+    with pytest.raises(UserError) as info:
         endpoint_from_env({})
+    assert "set EEGBENCH_BASE_URL or OPENAI_BASE_URL and EEGBENCH_API_KEY (or" in str(info.value)
 
 
 def test_close_cuts_a_pending_backoff_short():
