@@ -152,7 +152,7 @@ def _plans_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("eval", help="run a model on the benchmark")
-    p.add_argument("--model", default=None, help="oracle | null | script:PATH | replay:RUN_DIR | openai:NAME | local[:GGUF]")
+    p.add_argument("--model", default=None, help="oracle | null | constant | script:PATH | replay:RUN_DIR | openai:NAME | local[:GGUF]")
     p.add_argument("--paradigm", default="codeact", choices=PARADIGMS.names(),
                    help="codeact: code in a sandboxed kernel; tools: EEG tool calls only; hybrid: codeact + eegtools; "
                         "brainagent: supervisor and subagents over the braintools toolset in the kernel")

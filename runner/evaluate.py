@@ -28,6 +28,7 @@ from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, SandboxError
 from runner.sandbox.layout import ensure_private_dir
 from runner.scoring.scorer import Scorer, build_scorer
+from validation.baseline import task_baselines, task_levels
 from validation.errors import UserError
 from validation.instance import Instance
 from validation.scoring import check_instance_metrics
@@ -38,7 +39,8 @@ EXIT_INTERRUPTED = 130
 def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_changed: bool = False) -> int:
     """Run (or resume) the run the config describes; print the summary; return the exit code.
     A resume over a changed instance set is refused unless `rerun_changed` (RunStore.open)."""
-    instances = catalog.select(load_instances(config, env), config.selection)
+    every = load_instances(config, env)
+    instances = catalog.select(every, config.selection)
     if not instances:
         raise UserError("no instances to run (instances/ is empty: run `make truth`)")
     root = Path(config.data_root) if config.data_root else env.paths.data_root
@@ -50,7 +52,8 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
     with run_parts(config, env, root, console) as (parts, environment):
         store.open(config, {**environment, "instance_set_hash": catalog.instance_set_hash(instances),
                             "instance_hashes": {i.case_id: instance_hash(i) for i in instances},
-                            "instances": len(instances)}, rerun_changed=rerun_changed)
+                            "instances": len(instances), "floors": floors(every, instances)},
+                   rerun_changed=rerun_changed)
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
         console.print(f"run {config.run_id}: model {escape(config.model)}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
@@ -66,6 +69,15 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
         console.print(table)
     console.print(f"results: {escape(str(store.root))}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
+
+
+def floors(every: list[Instance], chosen: list[Instance]) -> dict[str, dict[str, list[float]]]:
+    """The chance level and best-constant score (0-1) of each metric of each task run, over
+    the task's whole instance set rather than the run's sample, so a report's guessing floor
+    is the same whichever instances a run drew (validation/baseline.py)."""
+    tasks = {i.task_id for i in chosen}
+    levels = task_levels(task_baselines([i for i in every if i.task_id in tasks]))
+    return {task: {metric: list(pair) for metric, pair in metrics.items()} for task, metrics in levels.items()}
 
 
 def installation_verdict(results: list[ResultRecord]) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel
@@ -103,7 +104,8 @@ def metric_baseline(task_id: str, metric_id: str, instances: list[Instance]) -> 
     unit = unit_registry.get(kind)
     truths = [_truth(case_id, metric_id, m.params) for case_id, m in cases]
     answers = _answer_counts(truths)
-    scored = [(_mean_score(unit, a.answer, cases, metric_id), a) for a in answers]
+    matrix = [_scores(unit, a.answer, cases, metric_id) for a in answers]
+    scored = [(sum(row) / len(row), a) for row, a in zip(matrix, answers)]
     best_score, best = max(scored, key=lambda pair: pair[0])  # ties: the most frequent answer
     chance, source, missing = _chance(unit, cases, answers, binding_params)
     numbers = [float(t) for t in truths if kind == "numeric_check" and _is_number(t)]
@@ -122,6 +124,67 @@ def metric_baseline(task_id: str, metric_id: str, instances: list[Instance]) -> 
         chance_source=source,
         classes_missing=missing,
     )
+
+
+def held_out_baseline(metric: MetricBaseline, instances: list[Instance]) -> float:
+    """The expected score (0-1) of a constant answer chosen without looking at the case it is
+    scored on: for each case, the answer best on the task's other cases (ties: the most
+    frequent among them, then the first by JSON text), scored on that case; the mean over
+    cases. A sample of a task (one case, or every answer once) then shows no inflated floor:
+    a case alone in its task scores the metric's chance level."""
+    cases = [(inst.case_id, m) for inst in instances for m in inst.eval_config.metrics
+             if m.metric_id == metric.metric_id]
+    if len(cases) < 2:
+        return metric.chance
+    unit = unit_registry.get(metric.type)
+    truths = [json.dumps(_truth(case_id, metric.metric_id, m.params), sort_keys=True) for case_id, m in cases]
+    matrix = [_scores(unit, a.answer, cases, metric.metric_id) for a in metric.answers]
+    keys = [json.dumps(a.answer, sort_keys=True) for a in metric.answers]
+    total = 0.0
+    for j, truth in enumerate(truths):
+        # candidates: the answers of the other cases, in JSON text order (max keeps the first)
+        left = {i: metric.answers[i].count - (keys[i] == truth) for i in range(len(keys))}
+        candidates = sorted((i for i in left if left[i] > 0), key=lambda i: keys[i])
+        best = max(candidates, key=lambda i: (sum(matrix[i]) - matrix[i][j], left[i]))
+        total += matrix[best][j]
+    return total / len(cases)
+
+
+TaskLevels = dict[str, dict[str, tuple[float, float]]]  # task id -> metric id -> (chance, constant), 0-1
+
+
+def task_levels(baselines: list[TaskBaseline]) -> TaskLevels:
+    """Each task's metrics' chance level and best-constant score: what a run records of the
+    instance set it was drawn from (run.json's "floors")."""
+    return {t.task_id: {m.metric_id: (m.chance, m.baseline) for m in t.metrics} for t in baselines}
+
+
+def held_out_levels(instances: list[Instance]) -> TaskLevels:
+    """task_levels with each constant chosen without the case it is scored on
+    (`held_out_baseline`): for a sample whose whole instance set is unknown."""
+    levels: TaskLevels = {}
+    by_task: dict[str, list[Instance]] = {}
+    for inst in instances:
+        by_task.setdefault(inst.task_id, []).append(inst)
+    for task in task_baselines(instances):
+        levels[task.task_id] = {m.metric_id: (m.chance, round(held_out_baseline(m, by_task[task.task_id]), 6))
+                                for m in task.metrics}
+    return levels
+
+
+def instance_floor(instance: Instance, levels: TaskLevels, unscored: Collection[str] = ()) -> tuple[float, float]:
+    """(chance, constant) of one instance, 0-100: the weighted mean over its scored metrics of
+    each metric's level, as the instance's score weighs them. A metric no constant can answer
+    (artifacts, judged text) counts 0; one the run left `unscored` (metric ids: a judge unit
+    with no judge) is left out, as the score leaves it out."""
+    metrics = [m for m in instance.eval_config.metrics if m.weight > 0 and m.metric_id not in unscored]
+    total = sum(m.weight for m in metrics)
+    if total <= 0:
+        return 0.0, 0.0
+    task = levels.get(instance.task_id, {})
+    chance = sum(m.weight * task.get(m.metric_id, (0.0, 0.0))[0] for m in metrics)
+    constant = sum(m.weight * task.get(m.metric_id, (0.0, 0.0))[1] for m in metrics)
+    return 100.0 * chance / total, 100.0 * constant / total
 
 
 def numeric_spread(metric: MetricBaseline) -> float | None:
@@ -154,15 +217,16 @@ def _answer_counts(truths: list[Any]) -> list[AnswerCount]:
     return sorted(counts.values(), key=lambda a: (-a.count, json.dumps(a.answer, sort_keys=True)))
 
 
-def _mean_score(unit: Unit, answer: Any, cases: list[tuple[str, MetricSpec]], metric_id: str) -> float:
-    total = 0.0
+def _scores(unit: Unit, answer: Any, cases: list[tuple[str, MetricSpec]], metric_id: str) -> list[float]:
+    """The unit score (0-1) of `answer` on each case, in case order."""
+    scores = []
     for case_id, metric in cases:
         try:
             outcome = unit.score(answer, metric.params, ScoringContext())
         except MetricConfigError as exc:
             raise ValueError(f"{case_id}: metric {metric_id}: {exc}") from exc
-        total += outcome.score or 0.0
-    return total / len(cases)
+        scores.append(outcome.score or 0.0)
+    return scores
 
 
 def _chance(unit: Unit, cases: list[tuple[str, MetricSpec]], answers: list[AnswerCount],

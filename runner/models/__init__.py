@@ -34,6 +34,13 @@ def _null(argument: str | None, env: Environment, settings: ModelSettings) -> Mo
     return NullModel()
 
 
+def _constant(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    from runner import catalog
+    from runner.models.constant import ConstantModel
+
+    return ConstantModel(catalog.load_all(env.paths.instances_dir, env.paths.local_instances))
+
+
 def _script(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
     from runner.models.scripted import ScriptedModel
 
@@ -61,5 +68,5 @@ def _local(argument: str | None, env: Environment, settings: ModelSettings) -> M
 
 
 _BUILDERS: dict[str, Callable[[str | None, Environment, ModelSettings], Model]] = {
-    "oracle": _oracle, "null": _null, "script": _script, "replay": _replay, "openai": _openai, "local": _local,
+    "oracle": _oracle, "null": _null, "constant": _constant, "script": _script, "replay": _replay, "openai": _openai, "local": _local,
 }

@@ -37,6 +37,7 @@ class ModelKind:
 KINDS: dict[str, ModelKind] = {k.name: k for k in (
     ModelKind("oracle", "none", "oracle"),
     ModelKind("null", "none", "null"),
+    ModelKind("constant", "none", "constant"),
     ModelKind("script", "required", "script:PATH", scoring=True),
     ModelKind("replay", "required", "replay:RUN_DIR"),
     ModelKind("openai", "required", "openai:NAME", scoring=True),

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from runner.paradigms import PARADIGMS
+from runner.report.floors import Floors, floors_of
 from runner.report.prices import Prices
 from runner.report.rows import InstanceRow, RunData
 
@@ -47,6 +49,11 @@ class ReportContext:
     def rows(self) -> list[InstanceRow]:
         """Every row of every run, in run order."""
         return [row for run in self.runs for row in run.rows]
+
+    @cached_property
+    def floors(self) -> Floors:
+        """Every case's guessing floor (chance, best constant answer), read once."""
+        return floors_of(self.runs)
 
     def configurations(self) -> list[Configuration]:
         """The (model, paradigm) pairs, by model in first-seen order, then by paradigm in

@@ -143,6 +143,9 @@ class RunInfo(BaseModel):
     format_version: int
     started_at: float | None  # Unix time of the first instance's start
     finished_at: float | None  # of the last instance's end
+    # Per task and metric, [chance, best-constant score] (0-1) over the task's whole instance
+    # set, as eval recorded it; None for runs made before it did (runner/report/floors.py).
+    floors: dict[str, dict[str, list[float]]] | None = None
 
     @property
     def label(self) -> str:
@@ -204,6 +207,7 @@ def load_run(store: RunStore, scores: str | None = None) -> RunData:
         format_version=record.format_version,
         started_at=min(starts) if starts else None,
         finished_at=max(ends) if ends else None,
+        floors=environment.get("floors"),
     )
     for row in rows:
         row.model = info.model

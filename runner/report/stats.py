@@ -61,6 +61,7 @@ class PairedTest:
     ci: Interval
     sign_p: float
     wilcoxon_p: float
+    mdd: float | None = None  # minimum detectable difference at 80% power (None: under 2 clusters)
 
 
 # ---------------------------------------------------------------------------- validation
@@ -230,6 +231,7 @@ def paired_test(
     wins = int(np.count_nonzero(d > 0))
     losses = int(np.count_nonzero(d < 0))
     ci = cluster_bootstrap(d, clusters, resamples=resamples, seed=seed, level=level)
+    se = clustered_standard_error(d, clusters)
     return PairedTest(
         n=int(d.size),
         wins=wins,
@@ -239,7 +241,28 @@ def paired_test(
         ci=ci,
         sign_p=_sign_p(d),
         wilcoxon_p=_wilcoxon_p(d),
+        mdd=None if se is None else detectable_difference(se),
     )
+
+
+def clustered_standard_error(values: Numbers, clusters: Sequence[Hashable]) -> float | None:
+    """The cluster-robust standard error of the mean of `values` (for paired differences:
+    of the mean difference): sqrt(G/(G-1) * sum over clusters of (sum of v - mean)^2) / n,
+    G the number of clusters. None with fewer than two clusters (nothing to estimate from)."""
+    v = _nonempty_vector(values, "values")
+    labels = _cluster_index(clusters, v.size)
+    groups = int(labels.max()) + 1
+    if groups < 2:
+        return None
+    sums = np.bincount(labels, weights=v - v.mean(), minlength=groups)
+    return float(math.sqrt(groups / (groups - 1) * float(np.dot(sums, sums))) / v.size)
+
+
+def detectable_difference(standard_error: float, *, power: float = 0.8, alpha: float = 0.05) -> float:
+    """The smallest true difference a two-sided test at `alpha` detects with probability
+    `power`, for an estimate with this standard error: (z_{1-alpha/2} + z_power) x SE."""
+    normal = scipy.stats.norm
+    return float((normal.ppf(1 - alpha / 2) + normal.ppf(power)) * standard_error)
 
 
 # ------------------------------------------------------------------ stability and trends

@@ -107,7 +107,10 @@ def kernel_python() -> str:
     """The project's interpreter as seen inside the sandbox (and through env_view() on the host)."""
     if not in_virtualenv():
         return sys.executable
-    return f"{venv_inside()}/{Path(sys.executable).relative_to(sys.prefix).as_posix()}"
+    # normpath: an interpreter started by a relative path (../venv/bin/python) keeps the "..";
+    # resolve() would follow the venv's symlink out of it
+    executable = Path(os.path.normpath(os.path.abspath(sys.executable)))
+    return f"{venv_inside()}/{executable.relative_to(os.path.normpath(sys.prefix)).as_posix()}"
 
 
 def _under(path: str, trees: list[str]) -> bool:

@@ -1,16 +1,20 @@
-"""`eegbench report` and `compare` on real runs: oracle, null and a "half-right" script model
-(right on some instances, wrong on others) under codeact and hybrid, on eight instances of
-four tasks at two difficulty levels. Every number the report prints is recomputed here, from
-results.jsonl and the saved instance files, with code independent of runner.report."""
+"""`eegbench report` and `compare` on real runs: oracle, null, constant and a "half-right"
+script model (right on some instances, wrong on others) under codeact and hybrid, on eight
+instances of four tasks at two difficulty levels. Every number the report prints is recomputed
+here, from results.jsonl and the instance files, with code independent of runner.report and
+validation.baseline."""
 import itertools
 import json
 import math
 import random
 import shutil
+import statistics
+from decimal import Decimal
 
 import pytest
 
 from runner import catalog
+from runner.paths import PROJECT_ROOT
 from tests.browser import open_file
 from tests.integration.conftest import Eval, assert_no_leftover
 
@@ -51,6 +55,7 @@ def runs(tmp_path_factory):
                      truth(first["nc_face_house_diff"])])
     made = {}
     for run, model, paradigm, fields in (("oracle", "oracle", "codeact", None), ("null", "null", "codeact", None),
+                                         ("constant", "constant", "codeact", None),
                                          ("half-codeact", f"script:{script}", "codeact", fields_a),
                                          ("half-hybrid", f"script:{script}", "hybrid", fields_b)):
         if fields is not None:
@@ -93,10 +98,32 @@ def independent_bootstrap(scores_by_task, resamples=4000, seed=7):
     return stats[int(0.025 * resamples)], stats[int(0.975 * resamples) - 1]
 
 
+def whole_set(task):
+    """(gt_value, tolerance) of every instance of the task, read from the instance files."""
+    found = []
+    for path in sorted((PROJECT_ROOT / "instances").rglob(f"{task}-*.json")):
+        (metric,) = json.loads(path.read_text())["eval_config"]["metrics"]
+        found.append((Decimal(str(metric["params"]["gt_value"])), Decimal(str(metric["params"]["tolerance"]))))
+    return found
+
+
+def best_constants(task):
+    """The answers that hit the most instances of the task within its tolerance, and the
+    share they hit x 100: the task's guessing floor (its metric is one numeric unit)."""
+    truths = whole_set(task)
+    hits = {value: sum(abs(value - other) <= tol for other, tol in truths) for value, _ in truths}
+    most = max(hits.values())
+    return {value for value, n in hits.items() if n == most}, 100 * most / len(truths)
+
+
 def test_the_runs_differ_where_the_script_says(runs):
     ev, made, cases = runs
     assert {r["score"] for r in made["oracle"]} == {100.0}
     assert {r["score"] for r in made["null"]} == {0.0}
+    for record in made["constant"]:  # the constant model answered its task's best constant
+        (unit,) = json.loads((ev.runs_dir / "constant" / "instances" / record["case_id"] / "score.json")
+                             .read_text())["metrics"]
+        assert Decimal(str(unit["predicted"])) in best_constants(record["task_id"])[0], record["case_id"]
     half = {r["case_id"]: r["score"] for r in made["half-codeact"]}
     assert 0 < sum(s == 100.0 for s in half.values()) < len(half)  # really half right
 
@@ -220,3 +247,64 @@ def test_runs_rescored_under_one_parser_are_ranked_on_that_rescore(runs, tmp_pat
     assert {r["scores"] for r in rescored["tables"]["runs"]["rows"]} == {"common"}
     missing = ev("report", *paths, str(ev.runs_dir / "null"), "--scores", "common")
     assert missing.returncode == 2 and "no re-score named 'common'" in missing.stderr
+
+
+def test_the_floor_is_the_whole_sets_whatever_the_sample(runs, tmp_path):
+    ev, made, cases = runs
+    report = report_json(ev, tmp_path, *(str(ev.runs_dir / r) for r in made))
+    floors = {task: best_constants(task)[1] for task in TASKS}
+    # two cases of a task give an in-sample best constant of at least 50: the whole set is lower
+    assert all(floor < 50 for floor in floors.values()), floors
+    results = made["oracle"]
+    baselines = {r["subset"]: r for r in report["tables"]["baselines"]["rows"]}
+    assert baselines["overall"]["constant"] == pytest.approx(mean([floors[r["task_id"]] for r in results]), abs=1e-3)
+    for subset in {r["bench_subset"] for r in results}:
+        expected = mean([floors[r["task_id"]] for r in results if r["bench_subset"] == subset])
+        assert baselines[subset]["constant"] == pytest.approx(expected, abs=1e-3)
+
+
+def test_the_constant_model_scores_the_floor_on_a_whole_task(runs):
+    ev, made, cases = runs
+    task = "fa_alpha_relpower"
+    done = ev("eval", "--model", "constant", "--set", task, "--run", "constant-whole", "--jobs", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    scores = [r["score"] for r in ev.results("constant-whole")]
+    assert len(scores) == len(whole_set(task))
+    assert mean(scores) == pytest.approx(best_constants(task)[1])
+
+
+def test_scores_above_the_floor_and_the_detectable_difference(runs, tmp_path):
+    ev, made, cases = runs
+    floors = {task: best_constants(task)[1] for task in TASKS}
+    report = report_json(ev, tmp_path, *(str(ev.runs_dir / r) for r in made))
+    for run, results in made.items():
+        paradigm = "hybrid" if run == "half-hybrid" else "codeact"
+        model = json.loads((ev.runs_dir / run / "run.json").read_text())["model"]["name"]
+        (row,) = rows_of(report, "above_floor", model=model, paradigm=paradigm)
+        above = [100 * (r["score"] - floors[r["task_id"]]) / (100 - floors[r["task_id"]]) for r in results]
+        assert row["above_overall"] == pytest.approx(mean(above), abs=1e-3)
+        (board,) = rows_of(report, "leaderboard", model=model, paradigm=paradigm)
+        assert board["above_floor"] == pytest.approx(mean(above), abs=1e-3)
+    assert rows_of(report, "above_floor", model="oracle")[0]["above_overall"] == pytest.approx(100.0)
+
+    a = {r["case_id"]: (r["score"], r["task_id"]) for r in made["half-codeact"]}
+    b = {r["case_id"]: r["score"] for r in made["half-hybrid"]}
+    diffs = {c: b[c] - a[c][0] for c in a}
+    centre = mean(list(diffs.values()))
+    sums = {}
+    for case, d in diffs.items():
+        sums[a[case][1]] = sums.get(a[case][1], 0.0) + d - centre
+    groups = len(sums)
+    se = math.sqrt(groups / (groups - 1) * math.fsum(v * v for v in sums.values())) / len(diffs)
+    normal = statistics.NormalDist()
+    mdd = (normal.inv_cdf(0.975) + normal.inv_cdf(0.8)) * se
+    paired = report_json(ev, tmp_path, str(ev.runs_dir / "half-codeact"), str(ev.runs_dir / "half-hybrid"))
+    (row,) = paired["tables"]["paired"]["rows"]
+    assert row["mdd"] == pytest.approx(mdd)
+    normalised = [100 * (b[c] - a[c][0]) / (100 - floors[a[c][1]]) for c in a]
+    assert row["normalised_diff"] == pytest.approx(mean(normalised), abs=1e-3)
+    done = ev("compare", str(ev.runs_dir / "half-codeact"), str(ev.runs_dir / "half-hybrid"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = " ".join(done.stdout.split())
+    verdict = "does not tell the two apart" if abs(centre) < mdd else "exceeds the detectable difference"
+    assert verdict in said and f"{mdd:.1f}" in said, said[-2000:]

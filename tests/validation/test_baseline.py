@@ -131,3 +131,29 @@ def test_metric_without_ground_truth_names_the_case():
                          "weight": 1.0, "params": {"tolerance": 1}}])
     with pytest.raises(ValueError, match="fa_x-7: metric value has no gt_value"):
         metric_baseline("fa_x", "value", [broken])
+
+
+def test_a_held_out_constant_is_chosen_without_the_case_it_is_scored_on():
+    from validation.baseline import held_out_baseline
+
+    distinct = [make(f"{i}", [categorical(x, ["a", "b", "c"])]) for i, x in enumerate("abc")]
+    (metric,) = task_baselines(distinct)[0].metrics
+    assert metric.baseline == pytest.approx(1 / 3)  # in sample: any answer hits its own case
+    assert held_out_baseline(metric, distinct) == 0.0  # no case's answer is another's
+    repeated = [make(f"{i}", [categorical(x, ["a", "b"])]) for i, x in enumerate("aab")]
+    (metric,) = task_baselines(repeated)[0].metrics
+    # each "a" case: the others hold one "a" and one "b", tied; "a" comes first: a hit; the "b" case: "a" wins
+    assert held_out_baseline(metric, repeated) == pytest.approx(2 / 3)
+    (alone,) = task_baselines(distinct[:1])[0].metrics
+    assert held_out_baseline(alone, distinct[:1]) == alone.chance  # nothing to choose from
+
+
+def test_an_instance_floor_weighs_metrics_as_its_score_does():
+    from validation.baseline import instance_floor
+
+    judged = {"metric_id": "text", "type": "semantic_consistency", "target_key": "text", "weight": 1.0,
+              "params": {"gt_value": "x", "judge_prompt": "same reading?"}}
+    instance = make("01", [categorical("a", ["a", "b"]), judged])
+    levels = {"fa_x": {"label": (0.5, 0.6)}}
+    assert instance_floor(instance, levels) == pytest.approx((25.0, 30.0))  # the judge unit counts 0
+    assert instance_floor(instance, levels, unscored=["text"]) == pytest.approx((50.0, 60.0))  # left out

@@ -1,8 +1,10 @@
 """Leaderboard (BrainBench Table 1): per (model, paradigm) and subset, the plain mean with a
 cluster-bootstrap 95% interval, BrainBench's difficulty-weighted headline and its valid-response
-rate, and beside them the chance level and the best constant answer of every subset."""
+rate, the score above each task's guessing floor, and beside them the chance level and the
+best constant answer of every subset."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from runner.report.context import OVERALL, ReportContext, scored, slug
@@ -14,9 +16,10 @@ SECTION = "Leaderboard"
 
 
 def tables(ctx: ReportContext, baselines: dict[str, dict[str, float]]) -> list[ReportTable]:
-    """leaderboard, brainbench_headline, baselines (chance and constant answer per subset)."""
+    """leaderboard, above_floor, brainbench_headline, baselines (chance and constant answer per subset)."""
     groups = [OVERALL, *ctx.subsets()]  # the headline first: wide tables scroll, and it is what is read
-    return [_means(ctx, groups, baselines), _headline(ctx, groups), _baselines(groups, baselines)]
+    return [_means(ctx, groups, baselines), _above_floor(ctx, groups), _headline(ctx, groups),
+            _baselines(ctx, groups, baselines)]
 
 
 def _in_group(rows: list[InstanceRow], group: str) -> list[InstanceRow]:
@@ -27,6 +30,7 @@ def _means(ctx: ReportContext, groups: list[str], baselines: dict[str, dict[str,
     columns = [Column(key="model", title="model"), Column(key="paradigm", title="paradigm"),
                Column(key="parser", title="parser"), Column(key="instances", title="instance runs", kind="int")]
     columns += [Column(key=f"mean_{slug(g)}", title=g, kind="estimate") for g in groups]
+    columns.append(Column(key="above_floor", title=f"{OVERALL} above floor", kind="estimate"))
     rows = []
     for config in ctx.configurations():
         rows_ = scored(ctx.config_rows(config))
@@ -34,7 +38,8 @@ def _means(ctx: ReportContext, groups: list[str], baselines: dict[str, dict[str,
         row: dict[str, Any] = {"model": config.model, "paradigm": config.paradigm, "parser": ", ".join(parsers),
                                "instances": len(rows_)}
         for group in groups:
-            row[f"mean_{slug(group)}"] = _estimate(ctx, _in_group(rows_, group))
+            row[f"mean_{slug(group)}"] = _estimate(ctx, _in_group(rows_, group), _score)
+        row["above_floor"] = _estimate(ctx, rows_, ctx.floors.normalised)
         rows.append(row)
     settings = ctx.settings
     notes = [f"Mean score (0-100) over scored instance runs (infra_error excluded), with a 95% percentile "
@@ -52,12 +57,36 @@ def _parser(parser: str, model: str | None) -> str:
     return parser if model is None else f"{parser}:{model}"
 
 
-def _estimate(ctx: ReportContext, rows: list[InstanceRow]) -> dict[str, float] | None:
-    if not rows:
+def _score(row: InstanceRow) -> float | None:
+    return float(row.score or 0.0)
+
+
+def _estimate(ctx: ReportContext, rows: list[InstanceRow],
+              value: Callable[[InstanceRow], float | None]) -> dict[str, float] | None:
+    """The mean of `value` over the rows that have one, with its cluster-bootstrap interval."""
+    pairs = [(v, r.task_id) for r in rows if (v := value(r)) is not None]
+    if not pairs:
         return None
-    interval = cluster_bootstrap([float(r.score or 0.0) for r in rows], [r.task_id for r in rows],
+    interval = cluster_bootstrap([v for v, _ in pairs], [task for _, task in pairs],
                                  resamples=ctx.settings.resamples, seed=ctx.settings.seed)
     return {"value": interval.estimate, "low": interval.low, "high": interval.high}
+
+
+def _above_floor(ctx: ReportContext, groups: list[str]) -> ReportTable:
+    columns = [Column(key="model", title="model"), Column(key="paradigm", title="paradigm")]
+    columns += [Column(key=f"above_{slug(g)}", title=g, kind="estimate") for g in groups]
+    rows = []
+    for config in ctx.configurations():
+        rows_ = scored(ctx.config_rows(config))
+        row: dict[str, Any] = {"model": config.model, "paradigm": config.paradigm}
+        for group in groups:
+            row[f"above_{slug(group)}"] = _estimate(ctx, _in_group(rows_, group), ctx.floors.normalised)
+        rows.append(row)
+    notes = ["Per instance run, (score − floor) / (100 − floor) x 100, the floor being the expected score of its "
+             "task's best constant answer (the baselines table): 0 is what a guess earns, 100 a perfect analysis, "
+             "below 0 worse than guessing. Mean and 95% cluster-bootstrap interval as in the leaderboard."]
+    return ReportTable(name="above_floor", title="Score above the guessing floor", section=SECTION,
+                       columns=columns, rows=rows, notes=notes)
 
 
 def weighted_score(rows: list[InstanceRow]) -> float | None:
@@ -94,13 +123,19 @@ def _headline(ctx: ReportContext, groups: list[str]) -> ReportTable:
                        section=SECTION, columns=columns, rows=rows, notes=notes)
 
 
-def _baselines(groups: list[str], baselines: dict[str, dict[str, float]]) -> ReportTable:
+def _baselines(ctx: ReportContext, groups: list[str], baselines: dict[str, dict[str, float]]) -> ReportTable:
     columns = [Column(key="subset", title="subset"), Column(key="instances", title="instances", kind="int"),
                Column(key="tasks", title="tasks", kind="int"), Column(key="chance", title="chance", kind="score"),
                Column(key="constant", title="best constant answer", kind="score")]
     rows = [{"subset": g, **baselines[g]} for g in groups if g in baselines]
-    notes = ["Per instance, the weighted mean over its metrics of each metric's chance level, and of the score of "
-             "the best constant answer for its task (instances --stats); units no constant can answer (artifacts, "
-             "judged text) count 0. Subset value: the mean over its instances."]
+    notes = ["Per instance, the weighted mean over its metrics of each metric's chance level, and of the expected "
+             "score of its task's best constant answer over the task's whole instance set, as eval recorded it "
+             "(instances --stats); units no constant can answer (artifacts, judged text) count 0. Subset value: the "
+             "mean over its instances. The same figure whichever instances a run drew."]
+    if ctx.floors.held_out:
+        notes.append(f"{len(ctx.floors.held_out)} task(s) come from runs that did not record the floor "
+                     f"({', '.join(ctx.floors.held_out[:6])}{' ...' if len(ctx.floors.held_out) > 6 else ''}): "
+                     "there, each case's constant is the answer best on the run's other cases of its task (held "
+                     "out), and a task with one case run counts its chance level.")
     return ReportTable(name="baselines", title="Chance level and best constant answer", section=SECTION,
                        columns=columns, rows=rows, notes=notes)

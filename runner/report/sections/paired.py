@@ -38,29 +38,59 @@ def paired_scores(ctx: ReportContext, a: Configuration, b: Configuration) -> lis
 
 def _summary(ctx: ReportContext, pairs: list[tuple[Configuration, Configuration]]) -> ReportTable:
     rows = []
+    verdicts = []
     for a, b in pairs:
         matched = paired_scores(ctx, a, b)
         row: dict[str, Any] = {"a": a.label, "b": b.label, "shared": len(matched)}
         if matched:
-            scores_a = [float(x.score or 0.0) for x, _ in matched]
-            scores_b = [float(y.score or 0.0) for _, y in matched]
-            test = paired_test(scores_a, scores_b, [x.task_id for x, _ in matched],
-                               resamples=ctx.settings.resamples, seed=ctx.settings.seed)
-            row.update({"mean_a": sum(scores_a) / len(scores_a), "mean_b": sum(scores_b) / len(scores_b),
-                        "diff": {"value": test.mean_difference, "low": test.ci.low, "high": test.ci.high},
-                        "sign_p": test.sign_p, "wilcoxon_p": test.wilcoxon_p,
-                        "wins": test.wins, "ties": test.ties, "losses": test.losses})
+            row.update(_compared(ctx, matched))
+            verdicts.append(_verdict(a, b, row))
         rows.append(row)
     columns = [Column(key="a", title="A"), Column(key="b", title="B"), Column(key="shared", title="shared runs", kind="int"),
                Column(key="mean_a", title="mean A", kind="score"), Column(key="mean_b", title="mean B", kind="score"),
-               Column(key="diff", title="B − A", kind="estimate"), Column(key="sign_p", title="sign test p", kind="p"),
+               Column(key="diff", title="B − A", kind="estimate"),
+               Column(key="mdd", title="detectable at 80% power", kind="score"),
+               Column(key="normalised_diff", title="B − A above floor", kind="score"),
+               Column(key="sign_p", title="sign test p", kind="p"),
                Column(key="wilcoxon_p", title="Wilcoxon p", kind="p"), Column(key="wins", title="B better", kind="int"),
                Column(key="ties", title="ties", kind="int"), Column(key="losses", title="B worse", kind="int")]
     notes = [f"On the (case, epoch) runs both hold. B − A with a 95% paired cluster-bootstrap interval over tasks "
              f"({ctx.settings.resamples} resamples, seed {ctx.settings.seed}); two-sided exact sign test (ties dropped) "
-             "and Wilcoxon signed-rank test on the instance differences."]
+             "and Wilcoxon signed-rank test on the instance differences.",
+             "Detectable at 80% power: the smallest true difference this comparison finds 4 times in 5 at a "
+             "two-sided 5% level, (1.96 + 0.84) x the standard error of the mean difference, paired by instance and "
+             "clustered by task (cluster-robust). B − A above floor: the same difference on scores normalised to each "
+             "task's guessing floor, (score − floor) / (100 − floor) x 100.", *verdicts]
     return ReportTable(name="paired", title="Paired comparisons", section=SECTION, columns=columns, rows=rows,
                        notes=notes)
+
+
+def _compared(ctx: ReportContext, matched: list[tuple[InstanceRow, InstanceRow]]) -> dict[str, Any]:
+    """One pair's means, difference with its interval, detectable difference and tests."""
+    scores_a = [float(x.score or 0.0) for x, _ in matched]
+    scores_b = [float(y.score or 0.0) for _, y in matched]
+    test = paired_test(scores_a, scores_b, [x.task_id for x, _ in matched],
+                       resamples=ctx.settings.resamples, seed=ctx.settings.seed)
+    normalised = [(ctx.floors.normalised(x), ctx.floors.normalised(y)) for x, y in matched]
+    known = [(na, nb) for na, nb in normalised if na is not None and nb is not None]
+    return {"mean_a": sum(scores_a) / len(scores_a), "mean_b": sum(scores_b) / len(scores_b),
+            "diff": {"value": test.mean_difference, "low": test.ci.low, "high": test.ci.high}, "mdd": test.mdd,
+            "normalised_diff": sum(nb - na for na, nb in known) / len(known) if known else None,
+            "sign_p": test.sign_p, "wilcoxon_p": test.wilcoxon_p,
+            "wins": test.wins, "ties": test.ties, "losses": test.losses}
+
+
+def _verdict(a: Configuration, b: Configuration, row: dict[str, Any]) -> str:
+    """One plain sentence on whether the observed difference could be told from no difference."""
+    diff, mdd = row["diff"]["value"], row["mdd"]
+    if mdd is None:
+        return (f"{b.label} against {a.label}: the runs share instances of one task only, so no detectable "
+                "difference can be estimated.")
+    if abs(diff) < mdd:
+        return (f"{b.label} against {a.label}: the difference ({diff:+.1f}) is below what this comparison can "
+                f"detect ({mdd:.1f} points at 80% power): it does not tell the two apart; more instances would.")
+    return (f"{b.label} against {a.label}: the difference ({diff:+.1f}) exceeds the detectable difference "
+            f"({mdd:.1f}); its interval and tests say how sure it is.")
 
 
 def _task_wins(ctx: ReportContext, pairs: list[tuple[Configuration, Configuration]]) -> ReportTable:

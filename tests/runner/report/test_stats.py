@@ -294,3 +294,19 @@ def test_epoch_mean_sd() -> None:
     assert epoch_mean_sd([55.0]) == (55.0, None)
     with pytest.raises(ValueError, match="means_per_epoch is empty"):
         epoch_mean_sd([])
+
+
+def test_the_detectable_difference_is_2_8_cluster_robust_standard_errors() -> None:
+    from runner.report.stats import clustered_standard_error, detectable_difference, paired_test
+
+    a = [0.0, 0.0, 100.0, 50.0, 0.0, 100.0]
+    b = [100.0, 0.0, 100.0, 100.0, 0.0, 0.0]
+    tasks = ["x", "x", "y", "y", "z", "z"]
+    d = [y - x for x, y in zip(a, b)]  # 100, 0, 0, 50, 0, -100: mean 50/6
+    centre = sum(d) / 6
+    sums = [d[0] + d[1] - 2 * centre, d[2] + d[3] - 2 * centre, d[4] + d[5] - 2 * centre]
+    by_hand = math.sqrt(3 / 2 * sum(s * s for s in sums)) / 6
+    assert clustered_standard_error(d, tasks) == pytest.approx(by_hand)
+    assert detectable_difference(by_hand) == pytest.approx((1.959964 + 0.841621) * by_hand, rel=1e-6)
+    assert paired_test(a, b, tasks).mdd == pytest.approx(detectable_difference(by_hand))
+    assert clustered_standard_error(d, ["x"] * 6) is None  # one task: nothing to estimate from
