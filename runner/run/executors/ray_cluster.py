@@ -286,7 +286,8 @@ def _connected(ray: Any) -> Iterator[None]:
     if address is None:  # Ray's own cleanup misses agents of a cluster its driver died starting
         orphans.start_reaper()
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        # "local", not None: None joins whatever cluster `ray start` last left on this machine
+        ray.init(address=address or "local", include_dashboard=False, log_to_driver=False, configure_logging=False)
     except (ConnectionError, getattr(ray.exceptions, "AuthenticationError", ConnectionError)) as exc:
         raise UserError(f"RAY_ADDRESS={address}: cannot connect to a Ray cluster there ({exc}); a cluster with "
                         "token authentication needs its token here too (RAY_AUTH_MODE=token and RAY_AUTH_TOKEN, "

@@ -2,13 +2,14 @@
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from runner.config import RunConfig
 from runner.run.bundle import WorkerSpec
-from runner.run.executors import EXECUTORS
-from runner.run.executors.ray_cluster import MB, _capacity, _round_robin
+from runner.run.executors import EXECUTORS, ray_cluster
+from runner.run.executors.ray_cluster import MB, _capacity, _connected, _round_robin
 from runner.settings import ResourceLimits
 from validation.errors import UserError
 
@@ -37,3 +38,20 @@ def test_without_ray_installed_the_executor_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     with pytest.raises(UserError, match=r"pip install -e '\.\[ray\]'"):
         EXECUTORS.get("ray").run([], 1, None, threading.Event())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("ray_address", "joined"), [(None, "local"), ("10.0.0.1:6379", "10.0.0.1:6379")])
+def test_without_ray_address_the_run_starts_its_own_cluster(monkeypatch, ray_address, joined):
+    """ray.init(address=None) would join the cluster `ray start` last left on the machine
+    (another user's, or a token-protected one), not start the run's own."""
+    calls: list[str] = []
+    fake = SimpleNamespace(init=lambda address, **_: calls.append(address), shutdown=lambda: None,
+                           exceptions=SimpleNamespace())
+    monkeypatch.setattr(ray_cluster.orphans, "start_reaper", lambda: None)
+    if ray_address is None:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", ray_address)
+    with _connected(fake):
+        pass
+    assert calls == [joined]
