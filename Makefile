@@ -23,7 +23,7 @@ EVAL_ARGS ?=
 RUNS     ?=
 REPORT_ARGS ?=
 
-.PHONY: setup ray data truth truth-check plans eval report test test-fast lint bench clean docker image browser uml root chaos
+.PHONY: setup ray data truth truth-check sensitivity plans eval report test test-fast lint bench clean docker image browser uml root chaos
 
 setup: $(STAMP)
 
@@ -55,6 +55,10 @@ truth: data
 
 truth-check: data
 	$(PY) -m runner.cli truth --check
+
+# Every task's mutants (plausible wrong analyses) through the scorer; TASK=id for one task.
+sensitivity: data
+	$(PY) -m runner.cli instances --sensitivity $(if $(TASK),--task $(TASK),)
 
 # BrainAgent tool plans, run in-process: each instance's plan must reproduce its ground truth.
 plans: data

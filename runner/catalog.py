@@ -15,13 +15,14 @@ from validation.instance import AGENTBENCH_SUBSET, Instance, load_instance
 INSTANCES_DIR = Paths().instances_dir
 
 
-# Folders under instances/ that hold other JSON than instance files.
-NOT_INSTANCE_DIRS = ("tasks", "manifests")
+# Folders under instances/ that hold other JSON than instance files: task specs, subset
+# manifests, mistake-sensitivity records (runner/sensitivity.py).
+NOT_INSTANCE_DIRS = ("tasks", "manifests", "sensitivity")
 
 
 def instance_files(instances_dir: Path = INSTANCES_DIR) -> list[Path]:
-    """Instance files, sorted; task specs (instances/tasks/) and subset manifests
-    (instances/manifests/) are not instances."""
+    """Instance files, sorted; task specs (instances/tasks/), subset manifests
+    (instances/manifests/) and sensitivity records (instances/sensitivity/) are not instances."""
     instances_dir = Path(instances_dir)
     return sorted(
         p for p in instances_dir.rglob("*.json")

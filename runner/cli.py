@@ -139,6 +139,16 @@ def _instances_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
                    help="brainbench DIR: write the selected instances in BrainBench's runner layout (caseK/caseK_NN.json)")
     p.add_argument("--data-root", default=None, metavar="PATH",
                    help="with --export: the folder the exported data paths are relative to (default: the data cache)")
+    p.add_argument("--sensitivity", action="store_true",
+                   help="run every task's mutants (plausible wrong analyses, reference_scripts/mutants/) on its "
+                        "instances and record which ones the scorer catches; exit 1 when a task misses the bar")
+    p.add_argument("--check", action="store_true",
+                   help="with --sensitivity: rerun the mutants without the cache and compare with the records")
+    p.add_argument("--first", action="store_true",
+                   help="with --sensitivity --check: only each task's first instance")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="with --sensitivity: worker processes (default: one per CPU)")
+    p.add_argument("--no-cache", action="store_true", help="with --sensitivity: rerun every mutant")
 
 
 def _plans_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -514,6 +524,10 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     chosen = filter_instances(loaded, args.subset, args.task, args.difficulty)
     if args.export:
         return _export_instances(chosen, args, env)
+    if args.sensitivity:
+        return _sensitivity(chosen, args, env)
+    if args.check or args.first or args.no_cache or args.jobs is not None:
+        raise UserError("instances: --check, --first, --jobs and --no-cache go with --sensitivity")
     if args.calibrate:
         return _calibrate(chosen, args.calibrate, env)
     if not args.stats:
@@ -527,7 +541,33 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     return 1 if bad else 0
 
 
+def _sensitivity(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:
+    from runner import sensitivity
+    from runner.instances_cmd import sensitivity_table
+    from runner.logs import output_console
+    from runner.truth import default_jobs
+
+    tasks = sorted({i.task_id for i in chosen})
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise UserError(f"instances --jobs {jobs}: expected at least 1")
+    root = env.paths.project_root
+    if args.check:
+        problems = sensitivity.check(root, env.paths.data_root, tasks, jobs, first_only=args.first)
+        for problem in problems:
+            console.print(problem, markup=False, soft_wrap=True)
+        console.print(f"{len(problems)} difference(s) between the sensitivity records and a fresh run")
+        return 1 if problems else 0
+    verdicts = sensitivity.sensitivity(root, env.paths.data_root, tasks, jobs, cache=not args.no_cache)
+    output_console().print(sensitivity_table(verdicts))
+    failing = [v.task_id for v in verdicts if not v.passes]
+    if failing:
+        console.print(f"{len(failing)} task(s) below the bar: {', '.join(failing)}", markup=False, soft_wrap=True)
+    return 1 if failing else 0
+
+
 def _calibrate(chosen: list[Instance], runs: list[str], env: Environment) -> int:
+    from runner import sensitivity
     from runner.calibration import calibrate
     from runner.instances_cmd import calibration_table
     from runner.logs import output_console
@@ -535,7 +575,8 @@ def _calibrate(chosen: list[Instance], runs: list[str], env: Environment) -> int
 
     results = [r for run in runs for r in open_run(run, env.paths.runs_dir).finished().values()]
     rows = calibrate(chosen, results, env.paths.project_root)
-    output_console().print(calibration_table(rows, runs))
+    recorded = sensitivity.rescore(env.paths.project_root, [row.task_id for row in rows])
+    output_console().print(calibration_table(rows, runs, recorded))
     return 0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from runner import catalog
+from runner import catalog, sensitivity
 from runner.config import RunConfig
 from runner.logs import agentbench_table, summary_table
 from runner.models import build_model, credentials
@@ -52,7 +52,9 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
     with run_parts(config, env, root, console) as (parts, environment):
         store.open(config, {**environment, "instance_set_hash": catalog.instance_set_hash(instances),
                             "instance_hashes": {i.case_id: instance_hash(i) for i in instances},
-                            "instances": len(instances), "floors": floors(every, instances)},
+                            "instances": len(instances), "floors": floors(every, instances),
+                            "sensitivity": sensitivity.recorded_summaries(env.paths.project_root,
+                                                                          [i.task_id for i in instances])},
                    rerun_changed=rerun_changed)
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
         console.print(f"run {config.run_id}: model {escape(config.model)}, {len(instances)} instances{epochs}, jobs {config.jobs}")

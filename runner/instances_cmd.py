@@ -14,6 +14,8 @@ from rich.text import Text
 
 from runner import catalog
 from runner.calibration import MIN_RUNS, TaskCalibration, level_medians, step_medians
+from runner.mutants import MIN_MUTANTS
+from runner.sensitivity import CAUGHT_AT, MIN_CAUGHT, TaskSensitivity
 from validation.baseline import MetricBaseline, TaskBaseline, numeric_spread
 from validation.errors import UserError
 from validation.instance import DIFFICULTY_LEVELS, Instance
@@ -121,8 +123,11 @@ def _short(value: Any, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def calibration_table(rows: list[TaskCalibration], runs: list[str]) -> Table:
-    """One row per task: label, kind, reference measures, solve rate, and the levels measured."""
+def calibration_table(rows: list[TaskCalibration], runs: list[str],
+                      sensitivity: dict[str, TaskSensitivity] | None = None) -> Table:
+    """One row per task: label, kind, reference measures, solve rate, mutants caught (of the
+    task's sensitivity record, rescored against its current instances), and the levels measured."""
+    sensitivity = sensitivity or {}
     medians = level_medians(rows)
     levels = ", ".join(f"{level} {medians[level]:.2f}" for level in DIFFICULTY_LEVELS if level in medians) or "none"
     steps = step_medians(rows)
@@ -132,7 +137,7 @@ def calibration_table(rows: list[TaskCalibration], runs: list[str]) -> Table:
                         f"median solve rate per level: {levels}; median plan steps per level: {step_text}",
                   title_justify="left")
     for name in ("task", "label", "kind", "instances (of bindings)", "script lines", "distinct calls", "plan steps",
-                 "ensemble spread", "scored runs", "solve rate", "verdict"):
+                 "ensemble spread", "mutants caught", "scored runs", "solve rate", "verdict"):
         table.add_column(name, overflow="fold")
     for row in rows:
         rate = "-" if row.solve_rate is None else f"{row.solve_rate:.2f}"
@@ -140,7 +145,8 @@ def calibration_table(rows: list[TaskCalibration], runs: list[str]) -> Table:
         spread = "-" if row.ensemble_spread is None else f"{row.ensemble_spread:.1%}"
         kept = str(row.instances) if row.bindings in (None, row.instances) else f"{row.instances} of {row.bindings}"
         table.add_row(row.task_id, row.label or "-", row.kind or "-", kept, str(script.lines) if script else "-",
-                      str(script.calls) if script else "-", _dash(row.plan_steps), spread, str(row.runs), rate,
+                      str(script.calls) if script else "-", _dash(row.plan_steps), spread,
+                      _caught_cell(sensitivity.get(row.task_id)), str(row.runs), rate,
                       _calibration_verdict(row))
     return table
 
@@ -159,3 +165,45 @@ def _calibration_verdict(row: TaskCalibration) -> Text:
     if row.built_like:
         verdict.append(f"; built like {row.built_like}", style="yellow")
     return verdict
+
+
+def sensitivity_table(verdicts: list[TaskSensitivity]) -> Table:
+    """One row per task: mutants caught of tried, the share of instances each mutant lost
+    points on, the ensemble alternatives accepted, and a verdict."""
+    passing = sum(v.passes for v in verdicts)
+    table = Table(title=f"mistake sensitivity: {passing} of {len(verdicts)} task(s) catch every mutant "
+                        f"(a mutant is caught when it scores <= {CAUGHT_AT:g} on >= {MIN_CAUGHT:.0%} of the "
+                        "instances)", title_justify="left")
+    for name in ("task", "instances", "mutants caught", "share caught per mutant", "alternatives accepted", "verdict"):
+        table.add_column(name, overflow="fold")
+    for v in verdicts:
+        shares = ", ".join(f"{name} {share:.0%}" + (f" ({v.failed[name]} failed)" if name in v.failed else "")
+                           for name, share in v.shares.items())
+        alternatives = "-" if not v.alternatives else f"{v.alternatives_accepted}/{v.alternatives}"
+        table.add_row(v.task_id, str(v.instances), caught_text(v.caught, v.mutants), Text(shares),
+                      alternatives, _sensitivity_verdict(v))
+    return table
+
+
+def _caught_cell(verdict: TaskSensitivity | None) -> Text:
+    if verdict is None:
+        return Text("-")
+    return Text(caught_text(verdict.caught, verdict.mutants), style="green" if verdict.passes else "red")
+
+
+def caught_text(caught: int, tried: int) -> str:
+    """'k/n' mutants caught, or '-' when none were tried."""
+    return f"{caught}/{tried}" if tried else "-"
+
+
+def _sensitivity_verdict(verdict: TaskSensitivity) -> Text:
+    if verdict.passes:
+        return Text("catches every mutant", style="green")
+    problems = []
+    if verdict.mutants < MIN_MUTANTS:
+        problems.append(f"fewer than {MIN_MUTANTS} mutants")
+    if verdict.uncaught:
+        problems.append(f"misses {', '.join(verdict.uncaught)}")
+    if verdict.alternatives_accepted < verdict.alternatives:
+        problems.append(f"rejects {verdict.alternatives - verdict.alternatives_accepted} valid alternative(s)")
+    return Text("; ".join(problems), style="red")

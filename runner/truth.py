@@ -321,7 +321,7 @@ def provenance(task: TaskSpec, binding: Binding, project_root: Path, data_root: 
 def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data_root: str | Path) -> dict[str, Any]:
     """The reference script's result for one binding (JSON types only)."""
     inputs = [str(Path(data_root) / p) for p in binding.input_paths()]
-    return _run_script(task.case_id(binding), Path(project_root) / task.script, inputs, binding.params)
+    return run_script(task.case_id(binding), Path(project_root) / task.script, inputs, binding.params)
 
 
 def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict[str, Any]) -> Instance:
@@ -352,7 +352,9 @@ def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, re
     )
 
 
-def _run_script(case_id: str, script: Path, inputs: list[str], params: dict[str, Any]) -> dict[str, Any]:
+def run_script(case_id: str, script: Path, inputs: list[str], params: dict[str, Any]) -> dict[str, Any]:
+    """A reference script's `run(inputs, params)` result (JSON types only); TruthError naming
+    the case when it fails or returns something else. Also runs mutants (runner/sensitivity.py)."""
     # A fresh module per call: nothing a previous binding left in module state leaks in.
     spec = importlib.util.spec_from_file_location(f"_eegbench_ref_{script.stem}", script)
     if spec is None or spec.loader is None:  # TaskSpec only admits .py scripts
@@ -616,7 +618,7 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
     results: list[dict[str, Any] | None] = [None] * len(pending)
     context = multiprocessing.get_context("spawn")
     workers = max(1, min(jobs, len(pending)))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_pin_threads,
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=pin_threads,
                              initargs=(os.getpid(),)) as pool, progress_bar(progress, *_COLUMNS) as bar:
         bar_task = bar.add_task("ground truth", total=len(pending)) if bar else None
         futures = {
@@ -836,7 +838,8 @@ def _subset_of(project_root: Path, path: Path) -> str | None:
     return next((s for s, known in SUBSET_SLUGS.items() if known == slug), None)
 
 
-def _pin_threads(controller: int) -> None:
+def pin_threads(controller: int) -> None:
+    """Initialise a spawned script worker: die with the controller, one thread per library."""
     # Runs first in each spawned worker, before any script imports numpy.
     die_with_parent(controller)
     for name in THREAD_VARS:

@@ -18,6 +18,7 @@ from runner.report.sections import (
     paired,
     repeats,
     stability,
+    tasks,
     units,
     variants,
 )
@@ -49,7 +50,7 @@ def build_report(runs: list[RunData], settings: Settings, *, intersect: bool = F
         report.add(table)
     for module_tables in (difficulty.tables(ctx), kinds.tables(ctx), units.tables(ctx), stability.tables(ctx), repeats.tables(ctx),
                           failures.tables(ctx), cost.tables(ctx), agentbench.tables(ctx), variants.tables(ctx),
-                          paired.tables(ctx, pairs)):
+                          paired.tables(ctx, pairs), tasks.tables(ctx)):
         for table in module_tables:
             report.add(table)
     report.add(instances.instances_table(ctx))

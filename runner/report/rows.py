@@ -146,6 +146,9 @@ class RunInfo(BaseModel):
     # Per task and metric, [chance, best-constant score] (0-1) over the task's whole instance
     # set, as eval recorded it; None for runs made before it did (runner/report/floors.py).
     floors: dict[str, dict[str, list[float]]] | None = None
+    # Per task, {"caught": k, "mutants": n}: the mistake-sensitivity record the run was made
+    # under (runner/sensitivity.py); None for runs made before eval recorded it.
+    sensitivity: dict[str, dict[str, int]] | None = None
 
     @property
     def label(self) -> str:
@@ -208,6 +211,7 @@ def load_run(store: RunStore, scores: str | None = None) -> RunData:
         started_at=min(starts) if starts else None,
         finished_at=max(ends) if ends else None,
         floors=environment.get("floors"),
+        sensitivity=environment.get("sensitivity"),
     )
     for row in rows:
         row.model = info.model

@@ -135,6 +135,8 @@ def test_manifests_are_not_instances(tmp_path):
     (tmp_path / "manifests/sleep_assessment.json").write_text(json.dumps({"instances": 0}))
     (tmp_path / "tasks").mkdir()
     (tmp_path / "tasks/sa_x.json").write_text("{}")
+    (tmp_path / "sensitivity").mkdir()
+    (tmp_path / "sensitivity/sa_x.json").write_text(json.dumps({"task_id": "sa_x", "mutants": {}}))
     (tmp_path / "sleep_assessment").mkdir()
     inst = make("sa_x", "01", "Sleep Assessment", "easy", [value(1.0)])
     (tmp_path / "sleep_assessment/sa_x-01.json").write_text(inst.model_dump_json())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import data, truth
+from runner import catalog, data, truth
 from runner.paths import Environment
 from runner.truth import TruthError, check, generate, load_task, load_tasks
 from validation.instance import load_instance
@@ -42,7 +42,7 @@ def _snapshot(root: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(root)): p.read_bytes()
         for p in sorted((root / "instances").rglob("*.json"))
-        if not {"tasks", "manifests"} & set(p.parts)
+        if not set(catalog.NOT_INSTANCE_DIRS) & set(p.parts)
     }
 
 
