@@ -137,8 +137,8 @@ def calibration_table(rows: list[TaskCalibration], runs: list[str],
                         f"median solve rate per level: {levels}; median plan steps per level: {step_text}",
                   title_justify="left")
     for name in ("task", "label", "kind", "instances (of bindings)", "script lines", "distinct calls", "plan steps",
-                 "ensemble spread", "mutants caught", "scored runs", "solve rate", "verdict"):
-        table.add_column(name, overflow="fold")
+                 "ensemble spread", "mutants caught", "runs", "solve rate", "verdict"):
+        table.add_column(name, overflow="fold", no_wrap=name == "task")
     for row in rows:
         rate = "-" if row.solve_rate is None else f"{row.solve_rate:.2f}"
         script = row.script

@@ -21,7 +21,9 @@ def test_calibrate_counts_scored_runs_and_solves_over_the_runs_given(eegbench):
     assert cells[0] == TASK and cells[1] == "easy" and cells[2] == "recipe" and cells[3] == str(len(cases))
     assert int(cells[6]) == len(json.loads((PROJECT_ROOT / "reference_plans" / f"{TASK}.json").read_text())["steps"])
     assert cells[7] == "-"  # no method ensemble in this task
-    assert cells[8] == str(2 * len(cases)) and cells[9] == "0.50"
+    summary = json.loads((PROJECT_ROOT / "instances" / "sensitivity" / f"{TASK}.json").read_text())["summary"]
+    assert cells[8] == f"{summary['caught']}/{summary['mutants']}"  # mistakes caught, from the task's record
+    assert cells[9] == str(2 * len(cases)) and cells[10] == "0.50"
     assert "over solved, unsolved: 1 task(s), 0 flagged" in proc.stdout
     missing = eegbench("instances", "--calibrate", "no-such-run")
     assert missing.returncode == 2 and "no run named 'no-such-run'" in missing.stderr
