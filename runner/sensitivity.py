@@ -379,14 +379,12 @@ def check(project_root: Path, data_root: Path, task_ids: list[str], jobs: int = 
         problems += [f"{task_id}: stale record: {reason}" for reason in stale(project_root, record, instances)]
         cases = {instances[0].case_id} if first_only else None
         task_plan = plan(project_root, data_root, task_id, instances, cases)
-        results = run_jobs(task_plan.jobs, jobs, None, progress)
-        for job, result in zip(task_plan.jobs, results):
-            instance = next(i for i in instances if i.case_id == job.case_id)
-            fresh = dict(result) if _failed(result) else answer_of(instance, result)
-            kept = record["mutants"].get(job.mutant, {}).get("answers", {}).get(job.case_id)
-            if kept != fresh:
-                problems.append(f"{job.case_id}: mutant {job.mutant}: recorded {_short(kept)}, "
-                                f"fresh {_short(fresh)}")
+        fresh = _answers(task_plan, run_jobs(task_plan.jobs, jobs, None, progress))
+        for name, answers in fresh.items():
+            for case_id, answer in answers.items():
+                kept = record["mutants"].get(name, {}).get("answers", {}).get(case_id)
+                if kept != answer:
+                    problems.append(f"{case_id}: mutant {name}: recorded {_short(kept)}, fresh {_short(answer)}")
     return problems
 
 
