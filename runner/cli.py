@@ -516,9 +516,16 @@ def cmd_jit_cache(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     """List instances, or their answer statistics and constant-answer baselines."""
-    from runner.instances_cmd import filter_instances, instances_table, stats_table
+    from runner.instances_cmd import (
+        filter_instances,
+        floor_failures,
+        floors_table,
+        instances_table,
+        overall_floor,
+        stats_table,
+    )
     from runner.logs import output_console
-    from validation.baseline import task_baselines
+    from validation.baseline import OVERALL_FLOOR_LIMIT, task_baselines, task_floors
 
     loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
     chosen = filter_instances(loaded, args.subset, args.task, args.difficulty)
@@ -538,7 +545,18 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     bad = [f"{t.task_id}.{m.metric_id}" for t in baselines for m in t.violations]
     if bad:
         console.print(f"[red]constant-answer baseline above chance: {', '.join(bad)}")
-    return 1 if bad else 0
+    floors = task_floors(chosen)
+    gated = {i.task_id for i in catalog.select(chosen, [])}  # the benchmark's tasks, not EEGAgentBench's
+    output_console().print(floors_table(floors, gated))
+    whole = not (args.subset or args.task or args.difficulty)
+    overall = overall_floor(floors, gated)
+    if overall is not None:
+        output_console().print(f"overall floor (mean over {len(gated)} benchmark task(s)): {overall:.1f}"
+                               + (f" (limit {OVERALL_FLOOR_LIMIT:g})" if whole else ""))
+    high = floor_failures(floors, gated, whole)
+    if high:
+        console.print(f"[red]best constant answer above the limit: {', '.join(high)}")
+    return 1 if bad or high else 0
 
 
 def _sensitivity(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:

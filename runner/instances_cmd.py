@@ -16,7 +16,13 @@ from runner import catalog
 from runner.calibration import MIN_RUNS, TaskCalibration, level_medians, step_medians
 from runner.mutants import MIN_MUTANTS
 from runner.sensitivity import CAUGHT_AT, MIN_CAUGHT, TaskSensitivity
-from validation.baseline import MetricBaseline, TaskBaseline, numeric_spread
+from validation.baseline import (
+    OVERALL_FLOOR_LIMIT,
+    TASK_FLOOR_LIMIT,
+    MetricBaseline,
+    TaskBaseline,
+    numeric_spread,
+)
 from validation.errors import UserError
 from validation.instance import DIFFICULTY_LEVELS, Instance
 
@@ -80,6 +86,42 @@ def stats_table(baselines: list[TaskBaseline]) -> Table:
                           distribution_text(metric), _short(metric.best_answer, 24),
                           f"{metric.baseline:.3f}", _chance_text(metric), _verdict(metric))
     return table
+
+
+def floors_table(floors: dict[str, float], gated: set[str]) -> Table:
+    """One row per task: its floor (the best constant answer's expected score) against the
+    limit; tasks not in `gated` (another benchmark's label sets) are shown, not judged."""
+    over = [t for t in gated if floors.get(t, 0.0) > TASK_FLOOR_LIMIT]
+    table = Table(title=f"task floors (best constant answer, 0-100): {len(floors)} task(s), "
+                        f"{len(over)} above {TASK_FLOOR_LIMIT:g}", title_justify="left")
+    for name in ("task", "floor", "verdict"):
+        table.add_column(name)
+    for task, floor in floors.items():
+        if task not in gated:
+            verdict = Text("not gated (its benchmark's label set)", style="yellow")
+        elif floor > TASK_FLOOR_LIMIT:
+            verdict = Text(f"ABOVE {TASK_FLOOR_LIMIT:g}", style="bold red")
+        else:
+            verdict = Text("ok", style="green")
+        table.add_row(task, f"{floor:.1f}", verdict)
+    return table
+
+
+def floor_failures(floors: dict[str, float], gated: set[str], whole: bool) -> list[str]:
+    """What breaks the floor limits: each gated task above TASK_FLOOR_LIMIT and, when `whole`
+    (the selection is the whole benchmark), a mean over the gated tasks above OVERALL_FLOOR_LIMIT."""
+    failures = [f"{t} {floors[t]:.1f} > {TASK_FLOOR_LIMIT:g}" for t in floors
+                if t in gated and floors[t] > TASK_FLOOR_LIMIT]
+    overall = overall_floor(floors, gated)
+    if whole and overall is not None and overall > OVERALL_FLOOR_LIMIT:
+        failures.append(f"overall {overall:.1f} > {OVERALL_FLOOR_LIMIT:g}")
+    return failures
+
+
+def overall_floor(floors: dict[str, float], gated: set[str]) -> float | None:
+    """The mean floor of the gated tasks (None when there is none)."""
+    values = [floor for task, floor in floors.items() if task in gated]
+    return sum(values) / len(values) if values else None
 
 
 def distribution_text(metric: MetricBaseline) -> str:

@@ -127,6 +127,9 @@ class TaskMetric(MetricSpec):
     # Ground truth from several pipelines (runner/ensemble.py): the tolerance is then derived
     # from their spread, not written.
     ensemble: EnsembleRule | None = None
+    # Kept on a binding only when the script's result has each key with this value (e.g. a
+    # value asked for only when the request is valid); the weights left are rescaled to 1.
+    when: dict[str, Any] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _tolerance_explained(self) -> "TaskMetric":
@@ -327,9 +330,10 @@ def run_binding(task: TaskSpec, binding: Binding, project_root: str | Path, data
 def assemble_instance(task: TaskSpec, binding: Binding, reference: Reference, result: dict[str, Any]) -> Instance:
     """The instance file of one binding from its provenance and its script's result."""
     case_id = task.case_id(binding)
-    found = {m.metric_id: _ensemble_truth(case_id, m, result) for m in task.metrics if m.ensemble is not None}
+    kept = _applying_metrics(case_id, task.metrics, result)
+    found = {m.metric_id: _ensemble_truth(case_id, m, result) for m in kept if m.ensemble is not None}
     metrics = [_metric_with_truth(case_id, metric, result, binding.params, found.get(metric.metric_id))
-               for metric in task.metrics]
+               for metric in kept]
     if found:
         reference = reference.model_copy(update={"ensembles": {k: v.values for k, v in found.items()}})
     return Instance(
@@ -378,6 +382,24 @@ def run_script(case_id: str, script: Path, inputs: list[str], params: dict[str, 
         return plain
     except (TypeError, ValueError) as exc:
         raise TruthError(f"{case_id}: {script.name} returned a non-JSON value: {exc}") from None
+
+
+def _applying_metrics(case_id: str, metrics: list[TaskMetric], result: dict[str, Any]) -> list[TaskMetric]:
+    """The metrics whose `when` the script's result meets, their weights rescaled to sum to 1
+    (an instance's weights always do, as BrainBench's total expects)."""
+    for metric in metrics:
+        missing = sorted(set(metric.when or {}) - set(result))
+        if missing:
+            raise TruthError(f"{case_id}: metric {metric.metric_id}: when names {missing}, "
+                             f"which the script did not return (it returned {sorted(result)})")
+    kept = [m for m in metrics if all(result[k] == v for k, v in (m.when or {}).items())]
+    total = sum(m.weight for m in kept)
+    if total <= 0:
+        raise TruthError(f"{case_id}: no metric with weight applies to this result "
+                         f"(every metric's when excludes it)")
+    if len(kept) == len(metrics):
+        return kept
+    return [m.model_copy(update={"weight": round(m.weight / total, 6)}) for m in kept]
 
 
 def _script_value(case_id: str, metric: TaskMetric, result: dict[str, Any]) -> Any:

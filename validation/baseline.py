@@ -33,6 +33,8 @@ from validation.instance import Instance, MetricSpec
 from validation.unit import ChanceCase, Unit, ground_truth, has_ground_truth
 
 _EPSILON = 1e-6  # unit scores are rounded to 6 decimals: a design exactly at chance may sum a hair over
+TASK_FLOOR_LIMIT = 30.0  # no task's best constant answer may score more (of 100)
+OVERALL_FLOOR_LIMIT = 15.0  # ... nor the benchmark's, the mean over its tasks
 
 
 class AnswerCount(BaseModel):
@@ -185,6 +187,16 @@ def instance_floor(instance: Instance, levels: TaskLevels, unscored: Collection[
     chance = sum(m.weight * task.get(m.metric_id, (0.0, 0.0))[0] for m in metrics)
     constant = sum(m.weight * task.get(m.metric_id, (0.0, 0.0))[1] for m in metrics)
     return 100.0 * chance / total, 100.0 * constant / total
+
+
+def task_floors(instances: list[Instance]) -> dict[str, float]:
+    """Each task's floor (0-100): the expected score of its best constant answer over the
+    given instances, the mean of their `instance_floor`s; sorted by task id."""
+    levels = task_levels(task_baselines(instances))
+    floors: dict[str, list[float]] = {}
+    for instance in sorted(instances, key=lambda i: i.task_id):
+        floors.setdefault(instance.task_id, []).append(instance_floor(instance, levels)[1])
+    return {task: round(statistics.fmean(values), 6) for task, values in floors.items()}
 
 
 def numeric_spread(metric: MetricBaseline) -> float | None:

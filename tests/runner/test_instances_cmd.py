@@ -142,3 +142,23 @@ def test_manifests_are_not_instances(tmp_path):
     (tmp_path / "sleep_assessment/sa_x-01.json").write_text(inst.model_dump_json())
     assert catalog.instance_files(tmp_path) == [tmp_path / "sleep_assessment/sa_x-01.json"]
     assert [i.case_id for i in catalog.load_all(tmp_path)] == ["sa_x-01"]
+
+
+def test_floors_fail_a_gated_task_above_30_and_a_whole_benchmark_above_15():
+    from runner.instances_cmd import floor_failures, floors_table
+
+    floors = {"eab_t": 33.3, "fa_a": 31.0, "nc_b": 10.0, "sa_c": 12.0}
+    gated = {"fa_a", "nc_b", "sa_c"}
+    assert floor_failures(floors, gated, whole=False) == ["fa_a 31.0 > 30"]
+    assert floor_failures(floors, gated, whole=True) == ["fa_a 31.0 > 30", "overall 17.7 > 15"]
+    assert floor_failures({**floors, "fa_a": 20.0}, gated, whole=True) == []  # mean 14.0
+    rows = {line.split("│")[1].strip(): line for line in render(floors_table(floors, gated)).splitlines()
+            if line.startswith("│ ")}
+    assert "ABOVE 30" in rows["fa_a"] and "not gated" in rows["eab_t"] and "ok" in rows["nc_b"]
+
+
+def test_cli_stats_names_the_task_above_the_floor_limit():
+    proc = run_cli("--stats", "--task", "sa_psg_stage_window_open", "--task", "sa_n2n3_fraction")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "sa_psg_stage_window_open 33.3 > 30" in proc.stderr.replace("\n", " ")
+    assert "overall" not in proc.stderr  # a selection is not the whole benchmark

@@ -234,6 +234,28 @@ def test_missing_target_key_and_missing_input_are_named(toy):
         generate(project, root, progress=False)
 
 
+def test_a_metric_with_when_is_kept_only_where_the_result_meets_it_and_weights_rescale(toy):
+    project, root, write = toy
+    metrics = _toy_spec()["metrics"]
+    metrics[0]["when"] = {"threads": "1"}  # the script reports OMP_NUM_THREADS=1: kept
+    write(metrics=[*metrics, {"metric_id": "never", "type": "categorical_check", "target_key": "threads",
+                              "weight": 0.0, "params": {}, "when": {"threads": "8"}}])
+    (path,) = generate(project, root, progress=False)
+    assert {m.metric_id: m.weight for m in load_instance(path).eval_config.metrics} == {"length": 0.5, "threads": 0.5}
+    metrics[1]["when"] = {"threads": "8"}  # dropped: the length metric alone, its weight rescaled to 1
+    write(metrics=metrics)
+    (path,) = generate(project, root, progress=False)
+    assert {m.metric_id: m.weight for m in load_instance(path).eval_config.metrics} == {"length": 1.0}
+    metrics[0]["when"] = {"status": "ok"}
+    write(metrics=metrics)
+    with pytest.raises(TruthError, match=r"fa_toy-01: metric length: when names \['status'\]"):
+        generate(project, root, progress=False)
+    metrics[0]["when"] = {"threads": "8"}
+    write(metrics=metrics)
+    with pytest.raises(TruthError, match="fa_toy-01: no metric with weight applies"):
+        generate(project, root, progress=False)
+
+
 def test_unknown_task_is_named(toy):
     project, root, _ = toy
     with pytest.raises(TruthError, match="fa_nothing"):
