@@ -16,19 +16,16 @@ rerunning a script, and `check` reruns them to prove the record reproduces.
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from runner import catalog, ensemble, mutants, truth
-from runner.fileio import progress_bar, write_atomic
+from runner.fileio import write_atomic
 from validation import unit_registry
 from validation.context import ScoringContext
 from validation.errors import UserError
@@ -42,7 +39,6 @@ FIELD_TYPES = frozenset({"numeric_check", "categorical_check", "label_check", "s
 RECORDS_DIR = Path("instances/sensitivity")
 CACHE_DIR = Path(".cache/mutants")
 ERROR_KEY = "error"  # an answer that is {"error": text}: the mutant failed on that instance
-_COLUMNS = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
 
 
 class TaskSensitivity(BaseModel):
@@ -292,21 +288,16 @@ def run_jobs(jobs: list[Job], workers: int, cache_dir: Path | None, progress: bo
     results: list[dict[str, Any] | None] = [truth.read_cache(cache_dir, j.reference) if cache_dir else None
                                             for j in jobs]
     pending = [index for index, hit in enumerate(results) if hit is None]
-    if pending:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(pending))), mp_context=context,
-                                 initializer=truth.pin_threads, initargs=(os.getpid(),)) as pool, \
-                progress_bar(progress, *_COLUMNS) as bar:
-            bar_task = bar.add_task("mutants", total=len(pending)) if bar else None
-            futures = {pool.submit(run_job, jobs[index]): index for index in pending}
-            for future in as_completed(futures):
-                index = futures[future]
-                result = future.result()
-                results[index] = result
-                if cache_dir and not _failed(result):
-                    truth.write_cache(cache_dir, jobs[index].reference, result)
-                if bar is not None and bar_task is not None:
-                    bar.advance(bar_task)
+
+    def arrived(position: int, future: Future[dict[str, Any]]) -> dict[str, Any]:
+        result = future.result()  # run_job never raises: a failing mutant gives {"error": ...}
+        if cache_dir and not _failed(result):
+            truth.write_cache(cache_dir, jobs[pending[position]].reference, result)
+        return result
+
+    fresh = truth.run_pinned(run_job, [(jobs[index],) for index in pending], workers, progress, "mutants", arrived)
+    for index, result in zip(pending, fresh):
+        results[index] = result
     return [r if r is not None else {} for r in results]
 
 
@@ -320,12 +311,17 @@ def _answers(task_plan: Plan, results: list[dict[str, Any]]) -> dict[str, dict[s
     return answers
 
 
-def task_instances(project_root: Path, task_id: str) -> list[Instance]:
-    """The committed instances of one task, sorted by case id."""
-    found = [i for i in catalog.load_all(Path(project_root) / "instances") if i.task_id == task_id]
-    if not found:
-        raise UserError(f"task {task_id}: no committed instance")
-    return sorted(found, key=lambda i: i.case_id)
+def task_instances(project_root: Path, task_ids: list[str]) -> dict[str, list[Instance]]:
+    """task -> its committed instances sorted by case id, the instance set read once; a task
+    with none is an error naming it."""
+    found: dict[str, list[Instance]] = {task_id: [] for task_id in task_ids}
+    for instance in catalog.load_all(Path(project_root) / "instances"):
+        if instance.task_id in found:
+            found[instance.task_id].append(instance)
+    empty = [task_id for task_id, items in found.items() if not items]
+    if empty:
+        raise UserError(f"task {', '.join(empty)}: no committed instance")
+    return {task_id: sorted(items, key=lambda i: i.case_id) for task_id, items in found.items()}
 
 
 def sensitivity(project_root: Path, data_root: Path, task_ids: list[str], jobs: int = 1, cache: bool = True,
@@ -336,8 +332,9 @@ def sensitivity(project_root: Path, data_root: Path, task_ids: list[str], jobs: 
     project_root = Path(project_root)
     cache_dir = project_root / CACHE_DIR if cache else None
     verdicts = []
+    by_task = task_instances(project_root, task_ids)
     for task_id in task_ids:
-        instances = task_instances(project_root, task_id)
+        instances = by_task[task_id]
         task_plan = plan(project_root, data_root, task_id, instances)
         answers = _answers(task_plan, run_jobs(task_plan.jobs, jobs, cache_dir, progress))
         record = {"task_id": task_id, "mutants": {n: {"answers": a} for n, a in answers.items()}}
@@ -357,10 +354,11 @@ def rescore(project_root: Path, task_ids: list[str]) -> dict[str, TaskSensitivit
     """task -> the verdict of its recorded answers against its current instances (tasks with
     no record are left out)."""
     found = {}
-    for task_id in task_ids:
-        record = read_record(project_root, task_id)
-        if record is not None:
-            found[task_id] = score_record(record, task_instances(project_root, task_id))
+    records = {task_id: read_record(project_root, task_id) for task_id in task_ids}
+    recorded = [task_id for task_id, record in records.items() if record is not None]
+    by_task = task_instances(project_root, recorded) if recorded else {}
+    for task_id in recorded:
+        found[task_id] = score_record(records[task_id] or {}, by_task[task_id])
     return found
 
 
@@ -369,13 +367,14 @@ def check(project_root: Path, data_root: Path, task_ids: list[str], jobs: int = 
     """Differences between the recorded answers and a fresh run of the mutants (no cache): on
     every instance of the tasks, or with `first_only` on each task's first instance."""
     problems = []
+    by_task = task_instances(project_root, task_ids)
     for task_id in task_ids:
         record = read_record(project_root, task_id)
         if record is None:
             problems.append(f"{task_id}: no record ({record_path(project_root, task_id)}); "
                             "run `eegbench instances --sensitivity --task {task_id}`")
             continue
-        instances = task_instances(project_root, task_id)
+        instances = by_task[task_id]
         problems += [f"{task_id}: stale record: {reason}" for reason in stale(project_root, record, instances)]
         cases = {instances[0].case_id} if first_only else None
         task_plan = plan(project_root, data_root, task_id, instances, cases)

@@ -34,7 +34,8 @@ import string
 import sys
 import tempfile
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -627,47 +628,57 @@ def _log_kept_shares(specs: list[TaskSpec], rejected: dict[str, str]) -> None:
                         task.task_id, kept, len(task.bindings), 100 * kept / len(task.bindings))
 
 
-def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
-                 jobs: int, progress: bool, cache_dir: Path | None,
-                 failures: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """Script results of `pending` (task, binding, reference) items, in order, from a pool
-    of spawned workers (none is started when nothing is pending). Each result is cached as
-    soon as it arrives, so a run that fails on one binding keeps the others' work. A script
-    that fails stops the run, unless `failures` is given: then its case id gets the error
-    there, and its result is empty."""
-    if not pending:
+def run_pinned(call: Callable[..., Any], calls: list[tuple[Any, ...]], jobs: int, progress: bool, label: str,
+               on_result: Callable[[int, Future[Any]], Any]) -> list[Any]:
+    """`call(*args)` for each args of `calls` in a pool of spawned workers with pinned BLAS
+    threads (they die with this process), under a progress bar named `label`. Each finished
+    future goes to `on_result(index, future)`, whose return value is the item's result (it may
+    cache it, keep an error, or re-raise); an exception there drops the queued calls and
+    propagates. Results in the order of `calls`; no worker starts when there is no call."""
+    if not calls:
         return []
-    results: list[dict[str, Any] | None] = [None] * len(pending)
+    results: list[Any] = [None] * len(calls)
     context = multiprocessing.get_context("spawn")
-    workers = max(1, min(jobs, len(pending)))
+    workers = max(1, min(jobs, len(calls)))
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=pin_threads,
                              initargs=(os.getpid(),)) as pool, progress_bar(progress, *_COLUMNS) as bar:
-        bar_task = bar.add_task("ground truth", total=len(pending)) if bar else None
-        futures = {
-            pool.submit(run_binding, task, binding, str(project_root), str(data_root)): index
-            for index, (task, binding, _) in enumerate(pending)
-        }
+        bar_task = bar.add_task(label, total=len(calls)) if bar else None
+        futures = {pool.submit(call, *args): index for index, args in enumerate(calls)}
         try:
             for future in as_completed(futures):
                 index = futures[future]
-                try:
-                    result: dict[str, Any] = future.result()  # re-raises the worker's TruthError
-                except TruthError as exc:
-                    if failures is None:
-                        raise
-                    task, binding, _ = pending[index]
-                    failures[task.case_id(binding)] = str(exc).split(": ", 1)[-1].splitlines()[0]
-                    results[index] = {}
-                    continue
-                results[index] = result
-                if cache_dir:
-                    write_cache(cache_dir, pending[index][2], result)
+                results[index] = on_result(index, future)
                 if bar is not None and bar_task is not None:
                     bar.advance(bar_task)
         except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued bindings
+            pool.shutdown(wait=True, cancel_futures=True)  # fail fast: drop queued calls
             raise
-    return [result for result in results if result is not None]  # all of them: every future completed
+    return results
+
+
+def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_root: Path, data_root: Path,
+                 jobs: int, progress: bool, cache_dir: Path | None,
+                 failures: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Script results of `pending` (task, binding, reference) items, in order (`run_pinned`).
+    Each result is cached as soon as it arrives, so a run that fails on one binding keeps the
+    others' work. A script that fails stops the run, unless `failures` is given: then its case
+    id gets the error there, and its result is empty."""
+
+    def arrived(index: int, future: Future[dict[str, Any]]) -> dict[str, Any]:
+        task, binding, reference = pending[index]
+        try:
+            result: dict[str, Any] = future.result()  # re-raises the worker's TruthError
+        except TruthError as exc:
+            if failures is None:
+                raise
+            failures[task.case_id(binding)] = str(exc).split(": ", 1)[-1].splitlines()[0]
+            return {}
+        if cache_dir:
+            write_cache(cache_dir, reference, result)
+        return result
+
+    calls = [(task, binding, str(project_root), str(data_root)) for task, binding, _ in pending]
+    return run_pinned(run_binding, calls, jobs, progress, "ground truth", arrived)
 
 
 # --- the result cache ----------------------------------------------------------------------
