@@ -108,7 +108,9 @@ def test_two_users_at_once_keep_to_their_own_sandboxes(users, shared_tmp, all_ca
 
     # a's instance keeps its sandbox busy; b runs (and collects stale sandboxes) meanwhile
     busy = _eval(a, python, runs_a, "--model", f"script:{replies}", "--run", "busy", "--set", all_case_ids[0])
-    _wait_for(lambda: len(_boxes(a)) == 1, 120, busy, "sandbox of a's")
+    # the state dir appears before the backend writes owner.json into it (atomically)
+    _wait_for(lambda: len(_boxes(a)) == 1 and (_boxes(a)[0] / "owner.json").is_file(), 120, busy,
+              "sandbox of a's with its owner record")
     [a_box] = _boxes(a)
     owner = json.loads((a_box / "owner.json").read_text())
     b_run = _eval(b, python, runs_b, "--model", "oracle", "--run", "oracle", "--jobs", "2",
