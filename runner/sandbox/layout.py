@@ -53,10 +53,14 @@ def ensure_private_dir(path: Path) -> None:
     for d in (top, path) if path != top else (top,):
         d.mkdir(mode=0o700, exist_ok=True, parents=d is not top)
         st = os.lstat(d)
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o077:
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+            # Ours, and nobody else could ever write in it (only its owner or root can change
+            # its mode): a umask-made 0755 is closed, not refused.
+            if st.st_mode & 0o077:
+                os.chmod(d, 0o700)
             continue
         what = "not a directory" if not stat.S_ISDIR(st.st_mode) else (
-            f"owned by uid {st.st_uid}" if st.st_uid != os.geteuid() else f"open to others (mode {st.st_mode & 0o777:o})")
+            f"owned by uid {st.st_uid}" if st.st_uid != os.geteuid() else f"writable by others (mode {st.st_mode & 0o777:o})")
         raise SandboxError(f"{d} is {what}, but it must be a private directory of uid {os.geteuid()}: "
                            f"remove it (as its owner or root), or point TMPDIR at a directory of your own")
 

@@ -3,6 +3,7 @@ command, the container settings (no root, no bwrap run, no Docker daemon needed)
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -90,12 +91,20 @@ def test_a_user_dir_someone_else_made_is_refused_with_the_fix(monkeypatch, tmp_p
         layout.ensure_private_dir(layout.state_dir("sbx"))
 
 
-def test_a_user_dir_open_to_others_is_refused(monkeypatch, tmp_path):
+def test_a_user_dir_others_can_write_in_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
     layout.user_dir().mkdir()
-    layout.user_dir().chmod(0o755)
-    with pytest.raises(SandboxError, match="open to others \\(mode 755\\)"):
+    layout.user_dir().chmod(0o757)
+    with pytest.raises(SandboxError, match="writable by others \\(mode 757\\)"):
         layout.ensure_private_dir(layout.user_dir())
+
+
+def test_an_own_user_dir_only_others_could_read_is_closed_not_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(layout.tempfile, "gettempdir", lambda: str(tmp_path))
+    layout.user_dir().mkdir()
+    layout.user_dir().chmod(0o755)  # what a umask of 022 makes
+    layout.ensure_private_dir(layout.state_dir("sbx"))
+    assert [stat.S_IMODE(d.stat().st_mode) for d in (layout.user_dir(), layout.state_dir("sbx"))] == [0o700, 0o700]
 
 
 def test_workspace_is_prepared_with_its_file_check_dir(tmp_path):
