@@ -14,7 +14,13 @@ def format_cell(value: Any, kind: str) -> str:
     formatter = _FORMATTERS.get(kind)
     if formatter is None or isinstance(value, str):
         return _text(value)
-    return formatter(value)
+    return _unsigned_zero(formatter(value))
+
+
+def _unsigned_zero(text: str) -> str:
+    """"-0.0" for a value that rounds to zero from below (e.g. a floor's rounding noise) is
+    written "0.0": a reader takes the sign for a real deficit."""
+    return text[1:] if text.startswith("-") and not any(c in "123456789" for c in text) else text
 
 
 def _text(value: Any) -> str:

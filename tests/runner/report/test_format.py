@@ -15,6 +15,9 @@ from runner.report.format import MISSING, format_cell
     (90.0, "seconds", "90.0 s"),
     (600.0, "seconds", "10.0 min"),
     (True, "text", "yes"),
+    (-3e-5, "score", "0.0"),  # rounding noise below zero has no sign
+    (-0.06, "score", "-0.1"),
+    (-0.0004, "share", "0.0%"),
     ("<b>", "score", "<b>"),
 ])
 def test_cells_are_written_by_kind(value, kind, text):
