@@ -545,7 +545,7 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     bad = [f"{t.task_id}.{m.metric_id}" for t in baselines for m in t.violations]
     if bad:
         console.print(f"[red]constant-answer baseline above chance: {', '.join(bad)}")
-    floors = task_floors(chosen)
+    floors = task_floors(chosen, baselines)
     gated = {i.task_id for i in catalog.select(chosen, [])}  # the benchmark's tasks, not EEGAgentBench's
     output_console().print(floors_table(floors, gated))
     whole = not (args.subset or args.task or args.difficulty)

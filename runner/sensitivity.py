@@ -353,13 +353,9 @@ def sensitivity(project_root: Path, data_root: Path, task_ids: list[str], jobs: 
 def rescore(project_root: Path, task_ids: list[str]) -> dict[str, TaskSensitivity]:
     """task -> the verdict of its recorded answers against its current instances (tasks with
     no record are left out)."""
-    found = {}
-    records = {task_id: read_record(project_root, task_id) for task_id in task_ids}
-    recorded = [task_id for task_id, record in records.items() if record is not None]
-    by_task = task_instances(project_root, recorded) if recorded else {}
-    for task_id in recorded:
-        found[task_id] = score_record(records[task_id] or {}, by_task[task_id])
-    return found
+    records = {task_id: record for task_id in task_ids if (record := read_record(project_root, task_id)) is not None}
+    by_task = task_instances(project_root, list(records)) if records else {}
+    return {task_id: score_record(record, by_task[task_id]) for task_id, record in records.items()}
 
 
 def check(project_root: Path, data_root: Path, task_ids: list[str], jobs: int = 1,

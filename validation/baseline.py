@@ -189,10 +189,11 @@ def instance_floor(instance: Instance, levels: TaskLevels, unscored: Collection[
     return 100.0 * chance / total, 100.0 * constant / total
 
 
-def task_floors(instances: list[Instance]) -> dict[str, float]:
+def task_floors(instances: list[Instance], baselines: list[TaskBaseline]) -> dict[str, float]:
     """Each task's floor (0-100): the expected score of its best constant answer over the
-    given instances, the mean of their `instance_floor`s; sorted by task id."""
-    levels = task_levels(task_baselines(instances))
+    given instances (`baselines` are theirs, from task_baselines), the mean of their
+    `instance_floor`s; sorted by task id."""
+    levels = task_levels(baselines)
     floors: dict[str, list[float]] = {}
     for instance in sorted(instances, key=lambda i: i.task_id):
         floors.setdefault(instance.task_id, []).append(instance_floor(instance, levels)[1])

@@ -165,6 +165,7 @@ def test_a_task_floor_is_the_mean_over_its_instances_of_what_the_best_constants_
     # a refusal-style task: the label on two instances, the value on four (one metric each)
     label_only = [make(f"{i}", [categorical(x, ["a", "b"])]) for i, x in enumerate("ab")]
     value_only = [make(f"{i + 2}", [numeric(v)]) for i, v in enumerate([1.0, 5.0, 9.0, 13.0])]
-    floors = task_floors(label_only + value_only + [make("01", [categorical("a", ["a"])], task="sa_y")])
+    instances = label_only + value_only + [make("01", [categorical("a", ["a"])], task="sa_y")]
+    floors = task_floors(instances, task_baselines(instances))
     # label: a constant is right on one of two (0.5); value: on one of four (0.25)
     assert floors == {"fa_x": pytest.approx(100 * (2 * 0.5 + 4 * 0.25) / 6), "sa_y": pytest.approx(100.0)}
