@@ -65,7 +65,6 @@ class Context:
         self._backend: Backend | None = None
         self._shared: dict[str, Sandbox] = {}
         self._secret_before: str | None = None
-        self.baseline_processes = 0  # of `rough`, right after it started
 
     @property
     def backend(self) -> Backend:
@@ -107,9 +106,7 @@ class Context:
     def rough(self) -> Sandbox:
         """Shared sandbox for checks that kill or restart the kernel."""
         if "rough" not in self._shared:
-            sandbox = self.start("rough", **ROUGH_LIMITS)
-            self._shared["rough"] = sandbox
-            self.baseline_processes = len(sandbox.host_pids())
+            self._shared["rough"] = self.start("rough", **ROUGH_LIMITS)
         return self._shared["rough"]
 
     @property
