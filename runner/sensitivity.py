@@ -282,7 +282,8 @@ def run_job(job: Job) -> dict[str, Any]:
         return {ERROR_KEY: str(exc).split(": ", 1)[-1].splitlines()[0]}
 
 
-def run_jobs(jobs: list[Job], workers: int, cache_dir: Path | None, progress: bool) -> list[dict[str, Any]]:
+def run_jobs(jobs: list[Job], workers: int, cache_dir: Path | None, progress: bool,
+             project_root: Path) -> list[dict[str, Any]]:
     """Every job's result, in order: from the cache when it holds one, else from a pool of
     spawned workers with pinned threads (each result cached as it arrives)."""
     results: list[dict[str, Any] | None] = [truth.read_cache(cache_dir, j.reference) if cache_dir else None
@@ -295,7 +296,8 @@ def run_jobs(jobs: list[Job], workers: int, cache_dir: Path | None, progress: bo
             truth.write_cache(cache_dir, jobs[pending[position]].reference, result)
         return result
 
-    fresh = truth.run_pinned(run_job, [(jobs[index],) for index in pending], workers, progress, "mutants", arrived)
+    fresh = truth.run_pinned(run_job, [(jobs[index],) for index in pending], workers, progress, "mutants", arrived,
+                              project_root)
     for index, result in zip(pending, fresh):
         results[index] = result
     return [r if r is not None else {} for r in results]
@@ -336,7 +338,7 @@ def sensitivity(project_root: Path, data_root: Path, task_ids: list[str], jobs: 
     for task_id in task_ids:
         instances = by_task[task_id]
         task_plan = plan(project_root, data_root, task_id, instances)
-        answers = _answers(task_plan, run_jobs(task_plan.jobs, jobs, cache_dir, progress))
+        answers = _answers(task_plan, run_jobs(task_plan.jobs, jobs, cache_dir, progress, project_root))
         record = {"task_id": task_id, "mutants": {n: {"answers": a} for n, a in answers.items()}}
         verdict = score_record(record, instances)
         text = record_text(task_id, task_plan.script, task_plan.script_sha, task_plan.sources, answers, verdict)
@@ -374,7 +376,7 @@ def check(project_root: Path, data_root: Path, task_ids: list[str], jobs: int = 
         problems += [f"{task_id}: stale record: {reason}" for reason in stale(project_root, record, instances)]
         cases = {instances[0].case_id} if first_only else None
         task_plan = plan(project_root, data_root, task_id, instances, cases)
-        fresh = _answers(task_plan, run_jobs(task_plan.jobs, jobs, None, progress))
+        fresh = _answers(task_plan, run_jobs(task_plan.jobs, jobs, None, progress, project_root))
         for name, answers in fresh.items():
             for case_id, answer in answers.items():
                 kept = record["mutants"].get(name, {}).get("answers", {}).get(case_id)

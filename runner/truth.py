@@ -32,6 +32,7 @@ import multiprocessing
 import os
 import string
 import sys
+import sysconfig
 import tempfile
 import traceback
 from collections.abc import Callable
@@ -55,6 +56,8 @@ from runner import ensemble as ensembles
 from runner.datasets.needs import LocalRules
 from runner.ensemble import EnsembleRule
 from runner.fileio import progress_bar, sha256_file, write_atomic
+from runner.paths import Paths
+from runner.sandbox import jit_cache, kernel_jit
 from runner.variants.rules import VariantRules
 from validation import unit_registry
 from validation.errors import MetricConfigError, UserError
@@ -629,9 +632,11 @@ def _log_kept_shares(specs: list[TaskSpec], rejected: dict[str, str]) -> None:
 
 
 def run_pinned(call: Callable[..., Any], calls: list[tuple[Any, ...]], jobs: int, progress: bool, label: str,
-               on_result: Callable[[int, Future[Any]], Any]) -> list[Any]:
+               on_result: Callable[[int, Future[Any]], Any], project_root: Path) -> list[Any]:
     """`call(*args)` for each args of `calls` in a pool of spawned workers with pinned BLAS
-    threads (they die with this process), under a progress bar named `label`. Each finished
+    threads (they die with this process), under a progress bar named `label`. The workers load
+    numba code from the project's compile cache for the local backend when it is ready (`make
+    setup` builds it; without it each worker compiles antropy's functions, ~9 CPU-s). Each finished
     future goes to `on_result(index, future)`, whose return value is the item's result (it may
     cache it, keep an error, or re-raise); an exception there drops the queued calls and
     propagates. Results in the order of `calls`; no worker starts when there is no call."""
@@ -640,8 +645,9 @@ def run_pinned(call: Callable[..., Any], calls: list[tuple[Any, ...]], jobs: int
     results: list[Any] = [None] * len(calls)
     context = multiprocessing.get_context("spawn")
     workers = max(1, min(jobs, len(calls)))
+    compiled = jit_cache.host_cache(Paths(project_root=Path(project_root)).cache_dir)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=pin_threads,
-                             initargs=(os.getpid(),)) as pool, progress_bar(progress, *_COLUMNS) as bar:
+                             initargs=(os.getpid(), str(compiled or ""))) as pool, progress_bar(progress, *_COLUMNS) as bar:
         bar_task = bar.add_task(label, total=len(calls)) if bar else None
         futures = {pool.submit(call, *args): index for index, args in enumerate(calls)}
         try:
@@ -678,7 +684,7 @@ def _run_pending(pending: list[tuple[TaskSpec, Binding, Reference]], project_roo
         return result
 
     calls = [(task, binding, str(project_root), str(data_root)) for task, binding, _ in pending]
-    return run_pinned(run_binding, calls, jobs, progress, "ground truth", arrived)
+    return run_pinned(run_binding, calls, jobs, progress, "ground truth", arrived, project_root)
 
 
 # --- the result cache ----------------------------------------------------------------------
@@ -871,12 +877,15 @@ def _subset_of(project_root: Path, path: Path) -> str | None:
     return next((s for s, known in SUBSET_SLUGS.items() if known == slug), None)
 
 
-def pin_threads(controller: int) -> None:
-    """Initialise a spawned script worker: die with the controller, one thread per library."""
-    # Runs first in each spawned worker, before any script imports numpy.
+def pin_threads(controller: int, compiled: str) -> None:
+    """Initialise a spawned script worker: die with the controller, one thread per library,
+    numba code read from the compile cache `compiled` (never written) when one is given."""
+    # Runs first in each spawned worker, before any script imports numpy or numba.
     die_with_parent(controller)
     for name in THREAD_VARS:
         os.environ[name] = "1"
+    if compiled:
+        kernel_jit.install(compiled, sysconfig.get_paths()["purelib"], writable=False)
 
 
 def _managed_files(project_root: Path, tasks: list[str] | None) -> set[Path]:

@@ -130,6 +130,13 @@ def ready(directory: Path, local: bool) -> str | None:
     return None
 
 
+def host_cache(project_cache: Path) -> Path | None:
+    """The local backend's cache when it is ready, else None. Its kernels run this venv, so
+    the controller's own workers (the reference scripts' pool) load the same compiled code."""
+    directory = cache_root(project_cache) / cache_key({"name": "local"})
+    return directory if ready(directory, local=True) is None else None
+
+
 def resolve(project_cache: Path, backend: Backend) -> tuple[JitCacheMount | None, str]:
     """The cache a run's sandboxes mount, or None and why there is none."""
     directory = cache_dir(project_cache, backend)

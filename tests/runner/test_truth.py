@@ -10,6 +10,7 @@ import pytest
 
 from runner import catalog, data, truth
 from runner.paths import Environment
+from runner.sandbox import jit_cache
 from runner.truth import TruthError, check, generate, load_task, load_tasks
 from validation.instance import load_instance
 
@@ -191,6 +192,31 @@ def test_scripts_run_with_pinned_blas_threads(toy):
     truths = {m.metric_id: m.params["gt_value"] for m in load_instance(path).eval_config.metrics}
     assert truths == {"length": 10, "threads": "1"}
     assert load_instance(path).agent_input.instruction == "Scale the length by 2."
+
+
+# Reports whether the worker has the compile cache's hook in place for numba's first import.
+HOOK_SCRIPT = '''
+import sys
+def run(inputs, params):
+    hooked = any(type(finder).__name__ == "_AfterImport" for finder in sys.meta_path)
+    return {"length": len(open(inputs[0]).read()) * params["scale"], "threads": "hooked" if hooked else "plain"}
+'''
+
+
+def test_script_workers_load_numba_code_from_the_local_compile_cache_once_built(toy):
+    project, root, write = toy
+    (project / "reference_scripts/fa_toy.py").write_text(HOOK_SCRIPT)
+    write()
+
+    def hooked() -> str:
+        (path,) = generate(project, root, progress=False, cache=False)
+        return next(m.params["gt_value"] for m in load_instance(path).eval_config.metrics if m.metric_id == "threads")
+
+    assert hooked() == "plain"  # no cache built: numba compiles as it would anyway
+    built = jit_cache.cache_root(project / ".cache") / jit_cache.cache_key({"name": "local"})
+    built.mkdir(parents=True)
+    (built / jit_cache.MANIFEST).write_text(json.dumps({"backend": "local", "sources": {}}))
+    assert hooked() == "hooked"
 
 
 @pytest.mark.parametrize("changes, field", [

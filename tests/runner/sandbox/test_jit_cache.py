@@ -80,6 +80,13 @@ def test_a_run_with_a_cache_mounts_it_read_only(tmp_path: Path) -> None:
     assert str(directory) in why
 
 
+def test_the_hosts_own_workers_get_the_local_cache_once_it_is_built(tmp_path: Path) -> None:
+    assert jit_cache.host_cache(tmp_path) is None
+    directory = jit_cache.cache_dir(tmp_path, _Backend())  # type: ignore[arg-type]
+    _built(directory, {})
+    assert jit_cache.host_cache(tmp_path) == directory
+
+
 def test_abandoned_builds_are_removed(tmp_path: Path) -> None:
     old, recent = tmp_path / ".local-x.old", tmp_path / ".local-x.new"
     old.mkdir()
