@@ -82,7 +82,7 @@ report: setup
 # Docker is not optional for the tests: the conformance suite runs on both backends, and the
 # HTML report is opened in a real browser (Debian's Chromium).
 test: root ray lint data image browser uml
-	$(PY) -m pytest -q -ra --durations=30 -n 3 --dist loadfile
+	$(PY) -m pytest -q -ra --durations=30 -n 4 --dist loadfile --no-loadscope-reorder
 
 # make test installs Docker, Chromium and user-mode Linux, starts dockerd, loop-mounts and
 # creates two users (to run the local backend's suite as an ordinary user): root's work.

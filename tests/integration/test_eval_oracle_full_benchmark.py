@@ -3,7 +3,7 @@ instances each: conftest.oracle_sample): every instance a solution scoring 100, 
 and environment in run.json; `eegbench logs`, `show` and replay read the run.
 
 The run is the suite's longest test, so every test that reads it is in this module, which
-`make test` gives whole to one pytest-xdist worker (--dist loadfile) and starts first."""
+`make test` gives whole to one pytest-xdist worker (--dist loadfile) among the first (tests/conftest.py LONGEST)."""
 import json
 
 import pytest
