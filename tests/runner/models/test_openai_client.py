@@ -71,8 +71,10 @@ def test_dead_port_is_an_infrastructure_error_after_all_retries():
 
 
 def test_timeout_is_retried_then_infrastructure():
-    with ScriptedServer([ok(delay=1.0), ok(delay=1.0)]) as server:
-        client = model(server.url, timeout_s=0.2, max_retries=1)
+    # A timeout long enough for the request to reach the stub on a loaded machine (at 0.2 s
+    # the second attempt timed out before the stub had read it), and far below the delay.
+    with ScriptedServer([ok(delay=6.0), ok(delay=6.0)]) as server:
+        client = model(server.url, timeout_s=1.5, max_retries=1)
         with pytest.raises(ModelError, match="Timeout") as info:
             client.session(None).complete(MESSAGES)
     assert info.value.infrastructure is True
