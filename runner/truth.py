@@ -647,7 +647,7 @@ def run_pinned(call: Callable[..., Any], calls: list[tuple[Any, ...]], jobs: int
     workers = max(1, min(jobs, len(calls)))
     compiled = jit_cache.host_cache(Paths(project_root=Path(project_root)).cache_dir)
     with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=pin_threads,
-                             initargs=(os.getpid(), str(compiled or ""))) as pool, progress_bar(progress, *_COLUMNS) as bar:
+                             initargs=(os.getpid(), str(compiled) if compiled else None)) as pool, progress_bar(progress, *_COLUMNS) as bar:
         bar_task = bar.add_task(label, total=len(calls)) if bar else None
         futures = {pool.submit(call, *args): index for index, args in enumerate(calls)}
         try:
@@ -877,7 +877,7 @@ def _subset_of(project_root: Path, path: Path) -> str | None:
     return next((s for s, known in SUBSET_SLUGS.items() if known == slug), None)
 
 
-def pin_threads(controller: int, compiled: str) -> None:
+def pin_threads(controller: int, compiled: str | None) -> None:
     """Initialise a spawned script worker: die with the controller, one thread per library,
     numba code read from the compile cache `compiled` (never written) when one is given."""
     # Runs first in each spawned worker, before any script imports numpy or numba.
