@@ -1,8 +1,9 @@
 """RunConfig: every setting of a run, recorded in run.json and checked on resume.
 
-The choices of `paradigm`, `sandbox` and `executor` are the registered names
-(runner/paradigms, runner/sandbox, runner/run/executors), checked when a config is built, so
-the command line, run.json and the registries cannot disagree.
+`paradigm`, `sandbox` and `executor` name registered extensions (runner/paradigms,
+runner/sandbox, runner/run/executors). The settings do not import them (they sit below every
+part they configure): `eegbench eval` checks the names before a run starts
+(evaluate.check_registered), and a run recorded with a name that no longer exists still reads.
 
 `epochs` (how many times each instance runs) is not part of the resume key: rerunning a run
 with more epochs extends it with the missing ones, with fewer runs nothing new.
@@ -16,9 +17,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from runner.paradigms import PARADIGMS
-from runner.run.executors import EXECUTORS
-from runner.sandbox import sandbox_choices
 from runner.settings import (
     ControlLimits,
     ModelSettings,
@@ -64,21 +62,6 @@ class RunConfig(BaseModel):
             raise ValueError(f"epochs must be at least 1 (each instance runs that many times), got {value}")
         return value
 
-    @field_validator("paradigm")
-    @classmethod
-    def _paradigm(cls, value: str) -> str:
-        return _registered("paradigm", value, PARADIGMS.names())
-
-    @field_validator("sandbox")
-    @classmethod
-    def _sandbox(cls, value: str) -> str:
-        return _registered("sandbox", value, sandbox_choices())
-
-    @field_validator("executor")
-    @classmethod
-    def _executor(cls, value: str) -> str:
-        return _registered("executor", value, EXECUTORS.names())
-
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> RunConfig:
         """A config as run.json recorded it (format 1 and later)."""
@@ -93,12 +76,6 @@ class RunConfig(BaseModel):
         its endpoint's limits among them. How it is executed may change, and so may the number
         of epochs: a rerun with more extends the run."""
         return self.model_dump(mode="json", exclude={"jobs", "warm_pool", "executor", "epochs"})
-
-
-def _registered(field: str, value: str, names: tuple[str, ...]) -> str:
-    if value not in names:
-        raise ValueError(f"{field} {value!r} is not one of {', '.join(names)}")
-    return value
 
 
 def default_run_id(model: str, paradigm: str) -> str:

@@ -12,7 +12,8 @@ from rich.markup import escape
 from runner import catalog, sensitivity
 from runner.config import RunConfig
 from runner.logs import agentbench_table, summary_table
-from runner.models import build_model, credentials
+from runner.models import credentials
+from runner.models.kinds import build_model
 from runner.paradigms import PARADIGMS
 from runner.paths import Environment
 from runner.run import orphans
@@ -23,7 +24,7 @@ from runner.run.instance_set import instance_hash
 from runner.run.records import ResultRecord, split_key
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import choose_backend, jit_cache
+from runner.sandbox import choose_backend, jit_cache, sandbox_choices
 from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, SandboxError
 from runner.sandbox.layout import ensure_private_dir
@@ -39,6 +40,7 @@ EXIT_INTERRUPTED = 130
 def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_changed: bool = False) -> int:
     """Run (or resume) the run the config describes; print the summary; return the exit code.
     A resume over a changed instance set is refused unless `rerun_changed` (RunStore.open)."""
+    check_registered(config)
     every = load_instances(config, env)
     instances = catalog.select(every, config.selection)
     if not instances:
@@ -71,6 +73,16 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
         console.print(table)
     console.print(f"results: {escape(str(store.root))}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
+
+
+def check_registered(config: RunConfig) -> None:
+    """UserError naming the field when the config's paradigm, sandbox or executor is not a
+    registered one (before anything of the run is made)."""
+    for field, value, names in (("paradigm", config.paradigm, PARADIGMS.names()),
+                                ("sandbox", config.sandbox, sandbox_choices()),
+                                ("executor", config.executor, EXECUTORS.names())):
+        if value not in names:
+            raise UserError(f"run {config.run_id}: {field} {value!r} is not one of {', '.join(names)}")
 
 
 def floors(every: list[Instance], chosen: list[Instance]) -> dict[str, dict[str, list[float]]]:

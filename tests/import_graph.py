@@ -1,14 +1,14 @@
-"""The module-level import graph of Python packages, read from their source (nothing is imported).
+"""The import graph of Python packages, read from their source (nothing is imported).
 
 `import_graph(root, ["validation"])` maps every module of the packages under `root` to the
-modules of those packages it imports when it is loaded: imports at module level, including
-inside module-level if/try/with blocks and class bodies, but not inside functions (they run
-later) nor under `if TYPE_CHECKING:` (they never run). Importing `a.b.c` also loads the
-packages `a` and `a.b`, so by default those are edges too, except the importing module's own
-ancestors: they are already being loaded when it runs (a package's __init__ importing its
-submodules is no cycle). `find_cycle(graph)` returns one
-cycle as a list of modules, or None. Pass more packages (e.g. ["validation", "runner"]) to
-check them together.
+modules of those packages it imports anywhere in its source: at module level, inside
+functions (lazy imports run later, but they run) and under `if TYPE_CHECKING:` (a type a
+module names is a dependency too, and a cycle through it is a tangle a reader must hold in
+their head). Importing `a.b.c` also loads the packages `a` and `a.b`, so by default those are
+edges too, except the importing module's own ancestors: they are already being loaded when it
+runs (a package's __init__ importing its submodules is no cycle). `find_cycle(graph)` returns
+one cycle as a list of modules, or None; `reachable(graph, module)` what a module depends on,
+directly or not. Pass more packages (e.g. ["validation", "runner"]) to check them together.
 """
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ def module_files(root: Path, packages: Iterable[str]) -> dict[str, Path]:
 
 
 def import_graph(root: Path, packages: Iterable[str], include_parents: bool = True) -> dict[str, set[str]]:
-    """Module -> the modules of `packages` it imports at load time."""
+    """Module -> the modules of `packages` it imports (anywhere in its source)."""
     files = module_files(root, packages)
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
         is_package = path.name == "__init__.py"
         targets: set[str] = set()
-        for node in _load_time_imports(ast.parse(path.read_text(), filename=str(path))):
+        for node in _imports(ast.parse(path.read_text(), filename=str(path))):
             for name in _imported_names(node, module, is_package, files):
                 targets.update(_with_parents(name) if include_parents else [name])
         loading = set(_with_parents(module))  # the module and its ancestors
@@ -67,23 +67,22 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-def _load_time_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    pending: list[ast.AST] = list(tree.body)
-    while pending:
-        node = pending.pop(0)
+def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            continue
-        elif isinstance(node, ast.If) and _is_type_checking(node.test):
-            pending.extend(node.orelse)
-        else:
-            pending.extend(ast.iter_child_nodes(node))
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+def reachable(graph: dict[str, set[str]], module: str) -> set[str]:
+    """Every module `module` depends on, directly or through others."""
+    seen: set[str] = set()
+    pending = [module]
+    while pending:
+        for target in graph.get(pending.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                pending.append(target)
+    return seen
 
 
 def _imported_names(node: ast.Import | ast.ImportFrom, module: str, is_package: bool,

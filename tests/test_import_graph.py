@@ -1,11 +1,13 @@
-"""No import cycle among the project's modules (read from the source with ast), and the
-layering the packages promise: validation, eegtools and braintools never import the controller,
-and the toolset (braintools, which runs in the sandbox's kernel) needs nothing but eegtools."""
+"""No import cycle among the project's modules, counting imports inside functions and under
+TYPE_CHECKING (read from the source with ast), and the layering the packages promise:
+validation, eegtools and braintools never import the controller; the toolset (braintools,
+which runs in the sandbox's kernel) needs nothing but eegtools; a model client never depends
+on the run store, nor the run settings on the executors or paradigms they name."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.import_graph import find_cycle, import_graph
+from tests.import_graph import find_cycle, import_graph, reachable
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["runner", "validation", "eegtools", "braintools", "reference_scripts"]
@@ -27,6 +29,16 @@ def test_lower_layers_never_import_the_controller():
             assert all(t.startswith("eegtools") for t in targets), (module, sorted(targets))
         if module.startswith("braintools"):
             assert all(t.split(".")[0] in ("braintools", "eegtools") for t in targets), (module, sorted(targets))
+
+
+def test_model_clients_and_run_settings_sit_below_the_run():
+    graph = import_graph(PROJECT_ROOT, PACKAGES)
+    clients = [m for m in graph if m.startswith("runner.models")]
+    assert "runner.models.replay" in clients and "runner.models.kinds" in clients
+    for module in clients:
+        assert "runner.run.store" not in reachable(graph, module), module
+    settings = reachable(graph, "runner.config")
+    assert not {m for m in settings if m.startswith(("runner.run", "runner.paradigms", "runner.sandbox"))}, settings
 
 
 def test_unit_registry_is_a_leaf():
@@ -60,18 +72,17 @@ def test_a_cycle_is_found_through_relative_and_package_imports(tmp_path):
     assert find_cycle(import_graph(tmp_path, ["pkg"], include_parents=False)) is None
 
 
-def test_function_level_and_type_checking_imports_do_not_count(tmp_path):
+def test_imports_in_functions_and_under_type_checking_count(tmp_path):
     write(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/a.py": "from pkg import b\n",
-        "pkg/b.py": ("from typing import TYPE_CHECKING\n"
-                     "if TYPE_CHECKING:\n    from pkg import a\n"
-                     "def later():\n    from pkg import a\n"
-                     "try:\n    import json\nexcept ImportError:\n    pass\n"),
+        "lazy/__init__.py": "",
+        "lazy/a.py": "def f():\n    from lazy import b\n",
+        "lazy/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lazy.a import f\n",
+        "lazy/c.py": "import lazy.b\n",
     })
-    graph = import_graph(tmp_path, ["pkg"])
-    assert graph["pkg.a"] == {"pkg.b"} and graph["pkg.b"] == set()
-    assert find_cycle(graph) is None
+    graph = import_graph(tmp_path, ["lazy"])
+    assert graph["lazy.a"] == {"lazy.b"} and graph["lazy.b"] == {"lazy.a"}
+    assert sorted(find_cycle(graph) or []) == ["lazy.a", "lazy.a", "lazy.b"]
+    assert reachable(graph, "lazy.c") == {"lazy.a", "lazy.b"}
 
 
 def test_a_package_importing_its_own_submodules_is_no_cycle(tmp_path):

@@ -1,6 +1,6 @@
 """Replies as recorded in an earlier run.
 
-Reads each case's transcript through the run's RunStore and hands out each turn's raw
+Reads each case's transcript (runner/run/recorded.py, not the run store) and hands out each turn's raw
 `reply` in order, then "". Re-running recorded replies against a changed sandbox or
 controller shows what the change does to the same model behaviour. Token usage is not
 replayed: no tokens are spent in the replaying run. In the tools paradigm, turns that made
@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.models.scripted import ListSession
-from runner.run.store import RunStore
+from runner.run import recorded
 from runner.transcript import Turn
 from validation.errors import EegbenchError, UserError, describe_validation_errors
 from validation.instance import Instance
@@ -25,37 +25,37 @@ class ReplayModel(Model):
     """Replays the replies of the run in `run_dir`."""
 
     def __init__(self, run_dir: Path) -> None:
-        self.store = RunStore(Path(run_dir))
-        if not self.store.exists():
-            raise UserError(f"replay: {run_dir} is not a run directory (no run.json)")
+        self.root = Path(run_dir)
+        if not (self.root / recorded.RUN_JSON).exists():
+            raise UserError(f"replay: {run_dir} is not a run directory (no {recorded.RUN_JSON})")
         try:
-            self.store.read_run()  # refuses a run in a newer format now, not per instance
+            recorded.read_run_record(self.root)  # refuses a run in a newer format now, not per instance
         except ValidationError as exc:
-            raise UserError(f"replay: {self.store.root / 'run.json'}: {describe_validation_errors(exc.errors())}") from None
+            raise UserError(f"replay: {self.root / recorded.RUN_JSON}: {describe_validation_errors(exc.errors())}") from None
         self.name = f"replay:{run_dir}"
 
     def session(self, instance: Instance) -> ModelSession:
         """The recorded replies of this case."""
-        return _ReplaySession(self.store, instance.case_id)
+        return _ReplaySession(self.root, instance.case_id)
 
     def describe(self) -> dict[str, str]:
         """The replayed run."""
-        return {"name": self.name, "run_dir": str(self.store.root)}
+        return {"name": self.name, "run_dir": str(self.root)}
 
 
 class _ReplaySession(ModelSession):
     """Loads the recorded turns on the first call, so a missing case surfaces as a
     ModelError through the controller's normal path."""
 
-    def __init__(self, store: RunStore, case_id: str) -> None:
-        self._store = store
+    def __init__(self, root: Path, case_id: str) -> None:
+        self._root = root
         self._case_id = case_id
         self._turns: list[Turn] | None = None
         self._inner: ListSession | None = None
 
     def _load(self) -> tuple[list[Turn], ListSession]:
         if self._turns is None or self._inner is None:
-            self._turns = recorded_turns(self._store, self._case_id)
+            self._turns = recorded_turns(self._root, self._case_id)
             self._inner = ListSession([t.reply for t in self._turns])
         return self._turns, self._inner
 
@@ -84,9 +84,9 @@ def native_calls(turn: Turn) -> list[ToolCall]:
     return calls
 
 
-def recorded_turns(store: RunStore, case_id: str) -> list[Turn]:
-    """The turns of one case, in order; ModelError when absent or unreadable."""
+def recorded_turns(root: Path, case_id: str) -> list[Turn]:
+    """The turns of one case of the run at `root`, in order; ModelError when absent or unreadable."""
     try:
-        return store.read_transcript(case_id).turns
+        return recorded.read_transcript(root, case_id).turns
     except (EegbenchError, ValidationError, OSError) as exc:
         raise ModelError(f"replay: {exc}", infrastructure=False) from exc

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.report.rows import InstanceRow, RunData
-from runner.run.store import MissingRecord
+from runner.run.recorded import MissingRecord
 from validation.baseline import TaskLevels, held_out_levels, instance_floor
 from validation.instance import Instance
 

@@ -15,8 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from runner.run.recorded import MissingRecord
 from runner.run.records import ResultRecord, TranscriptRecord, entry_key
-from runner.run.store import MissingRecord, RunStore
+from runner.run.store import RunStore
 from runner.transcript import Observation, ToolCallRecord
 from validation import unit_registry
 from validation.errors import UserError

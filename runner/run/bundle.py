@@ -17,7 +17,7 @@ from typing import Any
 
 from runner.config import RunConfig
 from runner.run.artifacts import retain_artifacts
-from runner.run.executors.base import Attempt
+from runner.run.attempt import Attempt
 from runner.run.records import ArtifactEntry
 from runner.transcript import InfraEvent, Turn
 

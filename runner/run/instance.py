@@ -23,7 +23,7 @@ from runner.log import instance_log
 from runner.models.base import Model
 from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome
-from runner.run.executors.base import Attempt
+from runner.run.attempt import Attempt
 from runner.run.records import ArtifactEntry, key_of, plain_instance
 from runner.run.warm_pool import WARM_IMPORTS, WarmPool
 from runner.sandbox import workspace as workspaces

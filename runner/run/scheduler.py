@@ -29,8 +29,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from runner.config import RunConfig
 from runner.paradigms.loop import InstanceOutcome
+from runner.run.attempt import Attempt
 from runner.run.bundle import Bundle, WorkerSpec
-from runner.run.executors.base import Attempt, Executor
+from runner.run.executors.base import Executor
 from runner.run.instance import InstanceParts, InstanceRunner
 from runner.run.preflight import Fingerprint, fingerprint
 from runner.run.records import (

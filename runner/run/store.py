@@ -1,4 +1,5 @@
-"""The run directory, and the one place that reads and writes it.
+"""The run directory, and the one place that writes it (run.json and a transcript are read
+through runner/run/recorded.py, which the replay model uses too).
 
 runs/<run_id>/
   run.json                 format version, settings, versions, instance-set hash, the hash of
@@ -41,8 +42,9 @@ from pydantic import BaseModel, ValidationError
 
 from runner.config import RunConfig
 from runner.fileio import is_disk_full, write_atomic, write_json
-from runner.run import instance_set
+from runner.run import instance_set, recorded
 from runner.run.artifacts import retain_artifacts
+from runner.run.recorded import RUN_JSON, TRANSCRIPT, TURNS, MissingRecord
 from runner.run.records import (
     FORMAT_VERSION,
     ArtifactEntry,
@@ -61,19 +63,12 @@ from validation.instance import Instance, dump_instance, load_instance
 from validation.scoring import InstanceScore
 
 RESULTS = "results.jsonl"
-RUN_JSON = "run.json"
 SUMMARY = "summary.json"
-TRANSCRIPT = "transcript.json"
-TURNS = "turns.jsonl"  # streamed while the instance runs; folded into transcript.json at the end
 CONTROLLER_LOG = "controller.log"
 
 
 class RunConflict(UserError, ValueError):
     """RUN names an existing run made with different settings."""
-
-
-class MissingRecord(UserError, FileNotFoundError):
-    """A run or an instance record that is not there; the message names run, entry and file."""
 
 
 class DiskFull(UserError):
@@ -107,7 +102,7 @@ def _stops_when_full(method: Callable[Concatenate[RunStore, _P], _R]) -> Callabl
 
 
 class RunStore:
-    """Owns runs/<run_id>/: every read and write of a run directory goes through it."""
+    """Owns runs/<run_id>/: every write of a run directory goes through it, and every read but a replay's."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -126,12 +121,7 @@ class RunStore:
 
     def read_run(self) -> RunRecord:
         """run.json, typed; refuses a newer format."""
-        path = self.root / RUN_JSON
-        if not path.is_file():
-            raise MissingRecord(f"{self.root} is not a run directory (no {RUN_JSON})")
-        record = RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
-        check_format(record.format_version, f"run {self.run_id}")
-        return record
+        return recorded.read_run_record(self.root)
 
     def config(self) -> RunConfig:
         """The settings the run was made with."""
@@ -313,9 +303,7 @@ class RunStore:
 
     def instance_dir(self, key: str) -> Path:
         """instances/<key>/ for an entry key (checked: it names a directory)."""
-        if not key or "/" in key or key in (".", ".."):
-            raise UserError(f"run {self.run_id}: {key!r} is not a case id")
-        return self.root / "instances" / key
+        return recorded.entry_dir(self.root, key)
 
     def artifacts_dir(self, key: str) -> Path:
         """Where the entry's retained artifacts are."""
@@ -411,31 +399,7 @@ class RunStore:
 
     def read_transcript(self, key: str) -> TranscriptRecord:
         """The entry's transcript; for an unfinished one, the turns streamed so far."""
-        path = self.instance_dir(key) / TRANSCRIPT
-        if not path.is_file():
-            raise MissingRecord(f"run {self.run_id} has no instance {key!r} (no {path})")
-        transcript = TranscriptRecord.model_validate_json(path.read_text(encoding="utf-8"))
-        if transcript.status is None:
-            turns, events = self._read_stream(key)
-            transcript = transcript.model_copy(update={"turns": turns, "events": events})
-        return transcript
-
-    def _read_stream(self, key: str) -> tuple[list[Turn], list[InfraEvent]]:
-        path = self.instance_dir(key) / TURNS
-        turns: list[Turn] = []
-        events: list[InfraEvent] = []
-        if not path.is_file():
-            return turns, events
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                entry = json.loads(line)
-                if "turn" in entry:
-                    turns.append(Turn.model_validate(entry["turn"]))
-                elif "event" in entry:
-                    events.append(InfraEvent.model_validate(entry["event"]))
-            except (ValueError, ValidationError):
-                continue  # the line being written when the controller died
-        return turns, events
+        return recorded.read_transcript(self.root, key)
 
     def saved_instance(self, key: str) -> Instance:
         """The instance as the entry scored it (instance.json), not the catalog's current one."""

@@ -1,10 +1,13 @@
-"""`eegbench eval`'s checks of the limits a run asks for, made before the run directory exists."""
+"""`eegbench eval`'s checks of the names and limits a run asks for, made before the run directory exists."""
+import io
 import os
 
 import pytest
+from rich.console import Console
 
 from runner.config import RunConfig
-from runner.evaluate import check_sandbox_limits
+from runner.evaluate import check_registered, check_sandbox_limits, evaluate
+from runner.paths import Environment, Paths
 from runner.sandbox import layout, workspace
 from runner.sandbox.local import LocalBackend
 from runner.settings import ResourceLimits
@@ -32,6 +35,19 @@ def test_one_sandbox_at_a_time_may_use_the_rlimit_fallback():
     check_sandbox_limits(config(jobs=1), RlimitsOnly())  # the contract: refused only when concurrent
     with pytest.raises(UserError):
         check_sandbox_limits(config(jobs=3), RlimitsOnly())
+
+
+@pytest.mark.parametrize("field", ["paradigm", "sandbox", "executor"])
+def test_a_name_nothing_registered_stops_the_run_before_its_directory_exists(field, tmp_path):
+    bad = config(**{field: "nope"}).model_copy(update={"run_id": "bad-name"})
+    with pytest.raises(UserError, match=f"^run bad-name: {field} 'nope' is not one of .*"):
+        check_registered(bad)
+    variables = {"EEGBENCH_RUNS": str(tmp_path / "runs")}
+    env = Environment(paths=Paths.from_environ(variables), variables=variables)
+    with pytest.raises(UserError, match=f"{field} 'nope'"):
+        evaluate(bad, env=env, console=Console(file=io.StringIO()))
+    assert not (tmp_path / "runs").exists()
+    check_registered(config(paradigm="brainagent", sandbox="auto", executor="ray"))  # every real name passes
 
 
 def test_workspace_bound_below_ext4s_minimum_names_the_option():

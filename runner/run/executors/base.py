@@ -13,29 +13,15 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from runner.paradigms.loop import InstanceOutcome
-from runner.run.records import ArtifactEntry, ResultRecord
-from runner.transcript import InfraEvent
+from runner.run.attempt import Attempt
+from runner.run.records import ResultRecord
 from validation.instance import Instance
 
 if TYPE_CHECKING:
     from runner.run.bundle import Bundle, WorkerSpec
     from runner.run.preflight import Fingerprint
-
-
-@dataclass
-class Attempt:
-    """What one instance's work produced, before scoring."""
-
-    instance: Instance
-    outcome: InstanceOutcome
-    artifacts: list[ArtifactEntry]
-    duration_s: float
-    events: list[InfraEvent] = field(default_factory=list)
-    started_at: float | None = None  # Unix time
 
 
 class Job(Protocol):

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runner.models import build_model
+from runner.models.kinds import build_model
 from runner.models.openai_client import endpoint_from_env
 from runner.models.spec import ModelSpec
 from runner.paradigms import PARADIGMS

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from runner.models import build_model
+from runner.models.kinds import build_model
 from runner.models.null import NullModel
 from runner.models.openai_client import OpenAIModel
 from runner.models.oracle import OracleModel
@@ -101,7 +101,7 @@ def test_scoring_endpoints_refuse_nothing_they_treat_as_a_name(text):
 
 
 def test_every_evaluated_kind_can_be_built():
-    from runner.models import _BUILDERS
+    from runner.models.kinds import _BUILDERS
     from runner.models.spec import KINDS
 
     assert {name for name, kind in KINDS.items() if kind.evaluated} == set(_BUILDERS)

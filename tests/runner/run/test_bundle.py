@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from runner import cli
+from runner.run.attempt import Attempt
 from runner.run.bundle import Bundle
 from runner.run.executors import EXECUTORS
-from runner.run.executors.base import Attempt, Executor, Job
+from runner.run.executors.base import Executor, Job
 from runner.run.executors.ray_actor import InstanceActor
 from runner.run.store import RunStore
 from validation.instance import Instance

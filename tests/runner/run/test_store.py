@@ -8,8 +8,9 @@ import pytest
 
 from runner.config import RunConfig
 from runner.run.artifacts import retain_artifacts
+from runner.run.recorded import MissingRecord
 from runner.run.records import FORMAT_VERSION, NewerFormat, ResultRecord, RunSummary, TranscriptRecord
-from runner.run.store import ENTRY_FILES, DiskFull, MissingRecord, RunConflict, RunStore, open_run
+from runner.run.store import ENTRY_FILES, DiskFull, RunConflict, RunStore, open_run
 from runner.run.summary import summarize
 from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
