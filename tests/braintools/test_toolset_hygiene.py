@@ -12,7 +12,6 @@ from braintools import paths
 from braintools.protocol import RESULT_MARKER, serve
 from braintools.state import STATE
 from runner.paradigms.brainagent.agents import all_agents
-from runner.paradigms.brainagent.docs import updated_readme
 from runner.paths import PROJECT_ROOT
 
 PACKAGE = Path(braintools.__file__).resolve().parent
@@ -40,11 +39,6 @@ def test_every_tool_is_documented_and_reachable_by_a_subagent():
             assert prop.get("description"), f"{spec.name}.{name} is undocumented"
     for agent in all_agents():
         assert braintools.specs(agent.groups), agent.name
-
-
-def test_readme_tool_table_is_current():
-    text = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    assert updated_readme(text) == text, "run: python -m runner.paradigms.brainagent.docs"
 
 
 def test_ids_never_collide_and_vanish_with_a_reset():
