@@ -5,8 +5,10 @@ A tool is a plain function taking JSON arguments (ids of shared_state entries, n
 names) and returning a dict of outputs. An output wrapped in `New` is registered in
 shared_state and replaced by its id and description; everything else is returned as is.
 `@tool("group")` registers a function; the group decides which subagents get it (the
-paradigm's agents list their groups). Schemas are generated from each function's signature
-and numpydoc docstring (eegtools.schema), so what a model is told cannot drift from the code.
+paradigm's agents list their groups). Specs, schemas and argument checks are the tool core's
+(eegtools.toolspec), generated from each function's signature and numpydoc docstring, so what
+a model is told cannot drift from the code; parameters many tools share are documented once
+(braintools/docdict.py).
 """
 from __future__ import annotations
 
@@ -14,16 +16,17 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from braintools.data import jsonable
+from braintools.docdict import DOCDICT
 from braintools.errors import ToolError
 from braintools.state import STATE, Branch
-from eegtools.errors import ToolError as SchemaError
-from eegtools.registry import validate
-from eegtools.schema import JsonSchema, description, parameters_schema, sha256_of
+from eegtools.errors import ToolError as CoreToolError
+from eegtools.schema import JsonSchema, sha256_of
+from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, unknown_tool
 
 Group = Literal["inspection", "preparation", "segmentation", "features", "statistics", "artifacts",
                 "sleep", "neurocog", "physiol"]
@@ -47,21 +50,6 @@ def result(kind: str, value: Any, **meta: Any) -> New:
     return New("results", "res", jsonable(value), {"kind": kind, **jsonable(meta)})
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool: its function, group, and the description and parameters the model sees."""
-
-    name: str
-    group: Group
-    func: Callable[..., dict[str, Any]]
-    description: str
-    parameters: JsonSchema
-
-    def schema(self) -> JsonSchema:
-        """OpenAI `tools=` entry."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
-
-
 TOOLS: dict[str, ToolSpec] = {}
 
 
@@ -70,7 +58,7 @@ def tool(group: Group) -> Callable[[Callable[..., dict[str, Any]]], Callable[...
     def register(func: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
         if func.__name__ in TOOLS:
             raise ValueError(f"tool {func.__name__!r} is registered twice")
-        TOOLS[func.__name__] = ToolSpec(func.__name__, group, func, description(func), parameters_schema(func))
+        TOOLS[func.__name__] = ToolSpec.from_function(fill_doc(func, DOCDICT), group=group)
         return func
     return register
 
@@ -80,18 +68,12 @@ def call(name: str, arguments: object, *, max_chars: int = 12000) -> dict[str, A
     try:
         spec = TOOLS.get(name) if isinstance(name, str) else None
         if spec is None:
-            raise ToolError("unsupported", f"tool {name!r} does not exist; tools: {', '.join(TOOLS)}", argument="tool")
-        if not isinstance(arguments, dict):
-            raise ToolError("bad_argument", f"arguments: expected a JSON object, got {type(arguments).__name__}", argument="arguments")
-        try:
-            validate(spec.parameters, arguments, "arguments")
-        except SchemaError as exc:
-            raise ToolError("bad_argument" if exc.code != "unsupported" else "unsupported", exc.message, argument=exc.argument) from None
-        repeats = STATE.planning.note(name, arguments)
-        kwargs = {k: v for k, v in arguments.items() if v is not None}
+            raise unknown_tool(name, TOOLS)
+        kwargs = check_arguments(spec, arguments)
+        repeats = STATE.planning.note(spec.name, cast(dict[str, Any], arguments))  # a dict: checked above
         outputs = _run(spec, kwargs)
         return _response(spec.name, outputs, repeats, max_chars, made_by(spec.name, kwargs))
-    except ToolError as exc:
+    except CoreToolError as exc:  # braintools' ToolError is one; the core's validation raises the base
         return exc.to_dict()
 
 

@@ -124,9 +124,7 @@ def get_recording_info(record: RecordLike, *, budget_tokens: int | None = DEFAUL
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
+    %(record)s
     budget_tokens : int or None, optional
         Accepted for a uniform interface; this result is small and never refused.
 
@@ -185,12 +183,8 @@ def get_channel_list(record: RecordLike, *, budget_tokens: int | None = DEFAULT_
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(record)s
+    %(budget_tokens)s
 
     Returns
     -------
@@ -234,24 +228,17 @@ def compute_noise_metrics(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
     line_freq : float, optional
         Power-line frequency in Hz.
     high_freq_hz : float, optional
         Lower edge of the high-frequency noise band in Hz.
     flat_tolerance_uv : float, optional
         Flat-line tolerance in µV.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------
@@ -318,24 +305,17 @@ def compute_power_spectrum(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
     fmin : float, optional
         Lowest frequency in Hz.
     fmax : float, optional
         Highest frequency in Hz.
     segment_s : float, optional
         Welch segment length in s; the frequency resolution is 1 / segment_s Hz.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------
@@ -410,21 +390,14 @@ def compute_band_power(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
     bands : sequence of (str or [float, float]), optional
         Band names (delta, theta, alpha, sigma, beta, gamma) or [low_hz, high_hz] pairs; omit
         for all named bands.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------
@@ -501,18 +474,11 @@ def compute_time_features(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
+    %(budget_tokens)s
 
     Returns
     -------
@@ -584,24 +550,17 @@ def compute_windowed_features(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
     window_s : float, optional
         Window length in s.
     step_s : float, optional
         Step between window starts in s (default: window_s).
     features : sequence of str, optional
         Features per window.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------
@@ -675,15 +634,10 @@ def detect_transients(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
     threshold : float, optional
         Minimum |amplitude| in robust SDs.
     min_width_ms : float, optional
@@ -692,9 +646,7 @@ def detect_transients(
         Maximum width at half prominence in ms.
     max_candidates : int, optional
         How many candidates to return at most.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------
@@ -795,20 +747,14 @@ def compute_asymmetry(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
+    %(record)s
     pairs : list of [str, str], optional
         [[left, right], ...] channel pairs (default: all 10-20 homologous pairs).
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(start_s)s
+    %(end_s)s
     bands : sequence of (str or [float, float]), optional
         Band names (delta, theta, alpha, sigma, beta, gamma) or [low_hz, high_hz] pairs.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------
@@ -865,20 +811,13 @@ def compute_channel_correlation(
 
     Parameters
     ----------
-    record : str, os.PathLike or Recording
-        The recording: a file path (EDF, BDF, FIF, SET, VHDR, GDF, or .npy with a JSON sidecar
-        giving "sfreq") or a Recording from load_recording.
-    channels : sequence of str, optional
-        Channel names; omit for all EEG channels.
-    start_s : float, optional
-        Start of the time range in seconds (default: recording start).
-    end_s : float, optional
-        End of the time range in seconds (default: recording end).
+    %(record)s
+    %(channels)s
+    %(start_s)s
+    %(end_s)s
     method : {'pearson'}, optional
         Correlation method.
-    budget_tokens : int or None, optional
-        Output budget in tokens (about 4 characters each): a call whose estimated result is
-        larger is refused before computing. None lifts it.
+    %(budget_tokens)s
 
     Returns
     -------

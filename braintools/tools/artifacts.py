@@ -29,12 +29,10 @@ def write_fif(source: str, path: str, overwrite: bool = True) -> dict[str, objec
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     path : str
         Where to write, under /workspace/file_check/, e.g. "file_check/clean_raw.fif".
-    overwrite : bool, optional
-        Replace an existing file.
+    %(overwrite)s
     """
     sig = refs.signal(source)
     target = _target(path, (".fif", ".fif.gz"), overwrite)
@@ -49,12 +47,10 @@ def write_edf(source: str, path: str, overwrite: bool = True) -> dict[str, objec
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     path : str
         Where to write, under /workspace/file_check/, e.g. "file_check/clean.edf".
-    overwrite : bool, optional
-        Replace an existing file.
+    %(overwrite)s
     """
     import mne
 
@@ -79,8 +75,7 @@ def write_csv(table: str, path: str, columns: list[str] | None = None, index: bo
         Only these columns, in this order (default all).
     index : bool, optional
         Write the row index as the first column.
-    overwrite : bool, optional
-        Replace an existing file.
+    %(overwrite)s
     """
     frame = refs.table(table).frame
     missing = [c for c in columns or [] if c not in frame.columns]

@@ -60,8 +60,7 @@ def count_epochs(epochs: list[str], labels: list[str] | None = None) -> dict[str
 
     Parameters
     ----------
-    epochs : list of str
-        Ids of epochs.
+    %(epochs_list)s
     labels : list of str, optional
         Count only the epochs with these labels (default all).
     """
@@ -86,12 +85,9 @@ def trial_values(epochs: str, window_ms: list[float], channels: list[str] | None
 
     Parameters
     ----------
-    epochs : str
-        Id of single-trial epochs.
-    window_ms : list of float
-        [start, end] latency in ms, both included.
-    channels : list of str, optional
-        Channels averaged (default all).
+    %(epochs_single_trial)s
+    %(window_ms)s
+    %(channels_averaged)s
     value_column : str, optional
         Name of the value column (e.g. "amplitude_uv").
     label_column : str, optional
@@ -126,8 +122,7 @@ def split_halves(table: str, value_column: str, labels: list[str] | None = None,
         The column ordered on (e.g. "rt_ms").
     labels : list of str, optional
         Names of the low and the high half (default ["low", "high"]).
-    where_column : str, optional
-        Keep only the rows where this column ...
+    %(where_column)s
     equals : str, optional
         ... equals this value (compared as text, e.g. "True").
     tie_column : str, optional
@@ -188,14 +183,11 @@ def factorial_2x2(epochs: str, cells: list[str], window_ms: list[float], channel
         Id of single-trial epochs labelled by cell.
     cells : list of str
         The four cell labels, in the order a1b1, a1b2, a2b1, a2b2.
-    window_ms : list of float
-        [start, end] latency in ms, both included.
-    channels : list of str, optional
-        Channels averaged (default all).
+    %(window_ms)s
+    %(channels_averaged)s
     test : str, optional
         The interaction test.
-    alpha : float, optional
-        Significance level.
+    %(alpha)s
     n_bootstrap : int, optional
         Resamples of the bootstrap.
     seed : int, optional
@@ -305,8 +297,7 @@ def plot_erp(evokeds: list[str], path: str, channel: str | None = None, labels: 
         The channel drawn (default: the only channel of each response).
     labels : list of str, optional
         Legend entries, one per response (default their condition labels).
-    title : str, optional
-        Figure title.
+    %(title)s
     """
     import matplotlib
 
@@ -344,8 +335,7 @@ def write_epochs_npy(epochs: list[str], path: str, channels: list[str] | None = 
 
     Parameters
     ----------
-    epochs : list of str
-        Ids of epochs.
+    %(epochs_list)s
     path : str
         Output file under /workspace/file_check, e.g. "file_check/epochs.npy".
     channels : list of str, optional

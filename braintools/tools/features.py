@@ -34,12 +34,10 @@ def compute_psd(source: str, method: Literal["welch", "multitaper", "periodogram
 
     Parameters
     ----------
-    source : str
-        Id of a signal or epochs.
+    %(source_or_epochs)s
     method : str, optional
         "welch", "multitaper" or "periodogram".
-    segment_s : float, optional
-        Welch segment length in seconds.
+    %(segment_s)s
     overlap : float, optional
         Welch segment overlap as a fraction of the segment.
     window : str, optional
@@ -52,8 +50,7 @@ def compute_psd(source: str, method: Literal["welch", "multitaper", "periodogram
         Lowest frequency kept.
     fmax : float, optional
         Highest frequency kept (default Nyquist).
-    bandwidth_hz : float, optional
-        Multitaper bandwidth (default mne's).
+    %(bandwidth_hz)s
     """
     from scipy import signal as sps
 
@@ -93,12 +90,9 @@ def band_power(spectrum: str, bands: dict[str, list[float]], edges: Literal["clo
 
     Parameters
     ----------
-    spectrum : str
-        Id of a spectrum (compute_psd).
-    bands : dict of str to list of float
-        Band name -> [low, high] in Hz, e.g. {"alpha": [8, 13]}.
-    edges : str, optional
-        "closed": low <= f <= high; "half_open": low <= f < high.
+    %(spectrum)s
+    %(bands)s
+    %(edges)s
     integration : str, optional
         How bins are combined: their sum, sum times the bin width, trapezoid or Simpson rule.
     relative_to : list of float, optional
@@ -125,8 +119,7 @@ def spectral_edge(spectrum: str, percent: float = 95.0, fmin: float | None = Non
 
     Parameters
     ----------
-    spectrum : str
-        Id of a spectrum.
+    %(spectrum_short)s
     percent : float, optional
         The share of power, in percent.
     fmin : float, optional
@@ -158,8 +151,7 @@ def peak_frequency(spectrum: str, fmin: float, fmax: float) -> dict[str, object]
 
     Parameters
     ----------
-    spectrum : str
-        Id of a spectrum.
+    %(spectrum_short)s
     fmin : float
         Lowest frequency.
     fmax : float
@@ -188,8 +180,7 @@ def aperiodic_fit(spectrum: str, fmin: float = 2.0, fmax: float = 40.0, exclude:
 
     Parameters
     ----------
-    spectrum : str
-        Id of a spectrum (compute_psd).
+    %(spectrum)s
     fmin : float, optional
         Lowest frequency of the fit in Hz (above 0).
     fmax : float, optional
@@ -255,12 +246,10 @@ def coherence(source: str, pairs: list[list[str]], bands: dict[str, list[float]]
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     pairs : list of list of str
         Channel pairs, e.g. [["O1", "O2"], ["F3", "F4"]].
-    bands : dict of str to list of float
-        Band name -> [low, high] in Hz, e.g. {"alpha": [8, 13]}.
+    %(bands)s
     segment_s : float, optional
         Segment length in seconds.
     overlap : float, optional
@@ -305,16 +294,14 @@ def time_features(source: str, features: list[TimeFeature], ddof: int = 0, demea
 
     Parameters
     ----------
-    source : str
-        Id of a signal or epochs.
+    %(source_or_epochs)s
     features : list of str
         Which features.
     ddof : int, optional
         Delta degrees of freedom of std, var and the Hjorth variances.
     demean : bool, optional
         Subtract each channel's mean first (changes rms, max_abs, line_length only).
-    channels : list of str, optional
-        Only these channels (default all).
+    %(channels_only)s
     """
     entry = STATE.get(source, "source", (Signal, Epochs))
     obj = entry.value

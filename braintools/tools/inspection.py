@@ -45,8 +45,7 @@ def read_annotations(recording: str) -> dict[str, object]:
 
     Parameters
     ----------
-    recording : str
-        Id of a recording.
+    %(recording)s
     """
     rec = refs.recording(recording)
     frame = rec.annotations.rename(columns={"description": "label"}).reset_index(drop=True)
@@ -129,16 +128,14 @@ def check_request(recording: str, channels: list[str] | None = None, start_s: fl
 
     Parameters
     ----------
-    recording : str
-        Id of a recording.
+    %(recording)s
     channels : list of str, optional
         Channel names the request names.
     start_s : float, optional
         Window start in seconds.
     end_s : float, optional
         Window end in seconds.
-    window_s : list of float, optional
-        [start_s, end_s] in one argument.
+    %(window_s)s
     """
     rec = refs.recording(recording)
     if window_s is not None:

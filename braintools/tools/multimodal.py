@@ -101,8 +101,7 @@ def select_epochs_by_label(epochs: str, selection: str, keep: bool = False) -> d
 
     Parameters
     ----------
-    epochs : str
-        Id of epochs.
+    %(epochs)s
     selection : str
         Id of a selection (flag_feature_windows, merge_selections, threshold) naming epoch labels.
     keep : bool, optional
@@ -142,10 +141,8 @@ def epochs_in_segments(source: str, segments: str, epoch_s: float, trim_s: float
 
     Parameters
     ----------
-    source : str
-        Id of a signal (filter it whole first).
-    segments : str
-        Id of a table with onset_s and duration_s (marker_blocks, events).
+    %(source_filter_whole)s
+    %(segments)s
     epoch_s : float
         Epoch length in seconds.
     trim_s : float, optional
@@ -223,8 +220,7 @@ def join_epochs(epochs: str) -> dict[str, object]:
 
     Parameters
     ----------
-    epochs : str
-        Id of epochs.
+    %(epochs)s
     """
     ep = refs.epochs(epochs)
     if ep.data.shape[0] == 0:
@@ -459,8 +455,7 @@ def plot_group_values(results: list[str], path: str, feature: str | None = None,
         One label per group (default the result ids).
     transform : str, optional
         "none", "log10" or "db" applied to the values shown.
-    title : str, optional
-        Figure title.
+    %(title)s
     ylabel : str, optional
         Y axis label.
     """

@@ -89,14 +89,11 @@ def erp_peak(evoked: str, window_ms: list[float], polarity: Literal["positive", 
     ----------
     evoked : str
         Id of an evoked response (averaged epochs, a difference wave, a GFP trace).
-    window_ms : list of float
-        [start, end] latency in ms, both included.
+    %(window_ms)s
     polarity : str, optional
         Which extreme is the peak.
-    channels : list of str, optional
-        Channels to measure (default all).
-    condition : str, optional
-        The condition (label) to measure when the response holds several.
+    %(channels)s
+    %(condition)s
     """
     ev = refs.epochs(evoked, "evoked")
     row, mask = _row(ev, condition, "condition"), window_mask(ev.times, window_ms)
@@ -120,10 +117,8 @@ def window_mean(evoked: str, window_ms: list[float], channels: list[str] | None 
         Id of an evoked response (averaged epochs, a difference wave).
     window_ms : list of float
         [start, end] latency in ms, both included; only samples inside the epoch count.
-    channels : list of str, optional
-        Channels to measure (default all).
-    condition : str, optional
-        The condition (label) to measure when the response holds several.
+    %(channels)s
+    %(condition)s
     """
     ev = refs.epochs(evoked, "evoked")
     row, mask = _row(ev, condition, "condition"), window_mask(ev.times, window_ms)
@@ -172,10 +167,8 @@ def trial_window_stats(epochs: str, window_ms: list[float], channels: list[str] 
     ----------
     epochs : str
         Id of (single-trial) epochs.
-    window_ms : list of float
-        [start, end] latency in ms, both included.
-    channels : list of str, optional
-        Channels to measure (default all).
+    %(window_ms)s
+    %(channels)s
     below_uv : float, optional
         The level in µV the trial means are compared with.
     """
@@ -206,22 +199,17 @@ def reaction_times(events: str, stimulus_labels: list[str], response_labels: lis
 
     Parameters
     ----------
-    events : str
-        Id of an events table.
+    %(events)s
     stimulus_labels : list of str
         Labels of the stimulus events.
     response_labels : list of str
         Labels of the response events (any of them ends the search).
     correct_labels : list of str
         Response labels that count as correct.
-    label_column : str, optional
-        The column holding event labels (e.g. "trial_type").
-    time_column : str, optional
-        The column holding event times (e.g. "onset", "sample").
-    time_unit : str, optional
-        Whether time_column holds seconds or sample indices.
-    sfreq : float, optional
-        Sampling rate in Hz; needed when time_unit is "samples".
+    %(label_column)s
+    %(time_column)s
+    %(time_unit)s
+    %(sfreq)s
     stimulus_window_s : list of float, optional
         [start, end] in seconds: keep only the stimuli with start <= time <= end (default all).
     deadline_ms : float, optional
@@ -263,8 +251,7 @@ def erp_image(epochs: str, channel: str, path: str, clip_percentile: float = 98.
 
     Parameters
     ----------
-    epochs : str
-        Id of single-trial epochs.
+    %(epochs_single_trial)s
     channel : str
         The channel to show.
     path : str
@@ -422,14 +409,12 @@ def trial_contrast(a: str, b: str, window_ms: list[float],
         Id of the first set of epochs (single trials).
     b : str
         Id of the second set of epochs, with the same channels and times.
-    window_ms : list of float
-        [start, end] latency in ms, both included.
+    %(window_ms)s
     test : str, optional
         The two-sample test.
     channels : list of str, optional
         The channel, or channels averaged into one value per trial (default: the epochs must hold one channel).
-    alpha : float, optional
-        Significance level.
+    %(alpha)s
     n_permutations : int, optional
         Label shuffles for the permutation test (100 to 100000).
     seed : int, optional
@@ -494,22 +479,17 @@ def sequence_effects(events: str, stimulus_labels: list[str], response_labels: l
 
     Parameters
     ----------
-    events : str
-        Id of an events table.
+    %(events)s
     stimulus_labels : list of str
         Labels of the stimuli that make the trial sequence.
     response_labels : list of str
         Labels of the responses.
     correct_for : dict of str to list of str
         Per stimulus label, the response labels that are correct for it.
-    label_column : str, optional
-        The column holding event labels (e.g. "trial_type").
-    time_column : str, optional
-        The column holding event times (e.g. "onset", "sample").
-    time_unit : str, optional
-        Whether time_column holds seconds or sample indices.
-    sfreq : float, optional
-        Sampling rate in Hz; needed when time_unit is "samples".
+    %(label_column)s
+    %(time_column)s
+    %(time_unit)s
+    %(sfreq)s
     summary_labels : list of str, optional
         The stimulus labels whose trials are summarised (default all of stimulus_labels).
     stimulus_window_s : list of float, optional

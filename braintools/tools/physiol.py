@@ -59,8 +59,7 @@ def detect_blinks(source: str, height_uv: float, channel: str | None = None, dis
         Id of a signal (filter and crop it first as needed).
     height_uv : float
         Minimum peak height, in the signal's units (µV), after the polarity is applied.
-    channel : str, optional
-        The channel (default the only one).
+    %(channel)s
     distance_s : float, optional
         Minimum distance between peaks in seconds.
     polarity : str, optional
@@ -219,10 +218,8 @@ def marker_blocks(source: str, marker: str, threshold: float, level: Literal["hi
 
     Parameters
     ----------
-    source : str
-        Id of a signal holding the marker channel.
-    marker : str
-        The marker channel's name.
+    %(source_marker)s
+    %(marker)s
     threshold : float
         Level boundary: values >= threshold are "high", below it "low".
     level : str, optional
@@ -252,10 +249,8 @@ def marker_state(source: str, marker: str, threshold: float, start_s: float | No
 
     Parameters
     ----------
-    source : str
-        Id of a signal holding the marker channel.
-    marker : str
-        The marker channel's name.
+    %(source_marker)s
+    %(marker)s
     threshold : float
         Level boundary (values >= threshold are high).
     start_s : float, optional
@@ -285,24 +280,18 @@ def segment_band_power(source: str, segments: str, bands: dict[str, list[float]]
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
-    segments : str
-        Id of a table with onset_s and duration_s (marker_blocks, events).
+    %(source)s
+    %(segments)s
     bands : dict of str to list of float
         Band name -> [low, high] in Hz.
-    channel : str, optional
-        The channel (default the only one).
+    %(channel)s
     relative_to : list of float, optional
         [low, high] of a total band each band is divided by.
-    segment_s : float, optional
-        Welch segment length in seconds.
-    overlap : float, optional
-        Welch overlap as a fraction of the segment.
+    %(segment_s)s
+    %(overlap)s
     window : str, optional
         Welch window.
-    edges : str, optional
-        "closed": low <= f <= high; "half_open": low <= f < high.
+    %(edges)s
     """
     from scipy.signal import welch
 
@@ -336,16 +325,13 @@ def window_measures(source: str, starts_s: list[float], duration_s: float, featu
 
     Parameters
     ----------
-    source : str
-        Id of a signal (filter it whole first).
-    starts_s : list of float
-        Window starts in recording seconds.
+    %(source_filter_whole)s
+    %(starts_s)s
     duration_s : float
         Window length in seconds.
     features : list of str
         Features as in time_features (rms, ptp, std, ...).
-    channel : str, optional
-        The channel (default the only one).
+    %(channel)s
     label_prefix : str, optional
         Labels are the prefix and the 1-based window number.
     """
@@ -368,8 +354,7 @@ def window_table(starts_s: list[float], duration_s: float | None = None, ends_s:
 
     Parameters
     ----------
-    starts_s : list of float
-        Window starts in recording seconds.
+    %(starts_s)s
     duration_s : float, optional
         One length for every window (give this or ends_s).
     ends_s : list of float, optional
@@ -410,8 +395,7 @@ def split_high_low(result_id: str, feature: str | None = None, method: Literal["
     ----------
     result_id : str
         Id of a per-name result ({name: value} or {name: {feature: value}}) with at least two names.
-    feature : str, optional
-        The feature inside each name's record.
+    %(feature)s
     method : str, optional
         "two_means", "largest_gap" or "midrange".
     log : bool, optional
@@ -463,16 +447,14 @@ def band_power_change_point(source: str, band: list[float], window_s: float, ste
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     band : list of float
         [low, high] in Hz, e.g. [8, 13].
     window_s : float
         Length of each sliding window in seconds.
     step_s : float
         Step between sliding windows in seconds.
-    channel : str, optional
-        The channel (default the only one).
+    %(channel)s
     start_s : float, optional
         Start of the analysed span in recording seconds (default the signal's start).
     end_s : float, optional

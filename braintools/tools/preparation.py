@@ -61,8 +61,7 @@ def pick_channels(recording: str, channels: list[str] | None = None, types: list
 
     Parameters
     ----------
-    recording : str
-        Id of a recording.
+    %(recording)s
     channels : list of str, optional
         Channel names, in the order wanted (default: every channel of `types`, or all).
     types : list of str, optional
@@ -107,8 +106,7 @@ def set_channel_types(source: str, types: dict[str, str]) -> dict[str, object]:
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     types : dict of str to str
         Channel name -> type ("eeg", "eog", "emg", "ecg", "misc").
     """
@@ -129,8 +127,7 @@ def rereference(source: str, reference: str | list[str] | None = None,
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     reference : str or list of str, optional
         "average" for the common average, or the reference channel name(s) whose mean is
         subtracted (given, it decides the mode).
@@ -167,8 +164,7 @@ def derive_channel(source: str, expression: str, name: str | None = None) -> dic
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     expression : str
         Channel names joined by " - " / " + ", e.g. "EOG EOG1 - EOG EOG2".
     name : str, optional
@@ -198,8 +194,7 @@ def filter_signal(source: str, l_freq: float | None = None, h_freq: float | None
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     l_freq : float, optional
         Lower edge in Hz (None: low-pass only).
     h_freq : float, optional
@@ -254,8 +249,7 @@ def notch_filter(source: str, freqs: list[float], channels: list[str] | None = N
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     freqs : list of float
         Frequencies in Hz, e.g. [50, 100].
     channels : list of str, optional
@@ -276,8 +270,7 @@ def resample_signal(source: str, sfreq: float) -> dict[str, object]:
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     sfreq : float
         The new sampling rate in Hz.
     """
@@ -303,8 +296,7 @@ def crop_signal(source: str, start_s: float | None = None, end_s: float | None =
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     start_s : float, optional
         Window start in seconds from the recording's start (or give window_s).
     end_s : float, optional
@@ -313,8 +305,7 @@ def crop_signal(source: str, start_s: float | None = None, end_s: float | None =
         Window length in seconds.
     include_end : bool, optional
         Keep the sample at end_s.
-    window_s : list of float, optional
-        [start_s, end_s] in one argument.
+    %(window_s)s
     """
     sig = refs.signal(source)
     if window_s is not None:

@@ -40,8 +40,7 @@ def interpolate_bad_channels(source: str, channels: list[str], montage: str = "b
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     channels : list of str
         The channels to replace (at least one; every other EEG channel is used to interpolate).
     montage : str, optional
@@ -103,8 +102,7 @@ def standardize_channel_names(source: str, mapping: dict[str, str] | None = None
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     mapping : dict of str to str, optional
         Old name -> new name; channels not named keep their names.
     """
@@ -127,8 +125,7 @@ def linear_rescale(source: str, gain: float, offset: float = 0.0, channels: list
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     gain : float
         Factor applied to every sample.
     offset : float, optional
@@ -162,8 +159,7 @@ def drop_epochs_in_spans(epochs: str, spans: str, label_prefix: str | None = Non
 
     Parameters
     ----------
-    epochs : str
-        Id of epochs.
+    %(epochs)s
     spans : str
         Id of a table with onset, duration and label columns (read_table, read_annotations).
     label_prefix : str, optional
@@ -213,8 +209,7 @@ def reject_epochs_ptp(epochs: str, ptp_uv: float, channels: list[str | list[str]
 
     Parameters
     ----------
-    epochs : str
-        Id of epochs.
+    %(epochs)s
     ptp_uv : float
         The limit in µV; an epoch is dropped when its peak-to-peak is strictly above it.
     channels : list of str or lists of str, optional
@@ -248,8 +243,7 @@ def channel_max_correlation(source: str, channels: list[str] | None = None) -> d
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     channels : list of str, optional
         The channels compared with each other (default all; at least two).
     """
@@ -286,22 +280,17 @@ def epoch_region_band_power(epochs: str, band: list[float], regions: dict[str, l
 
     Parameters
     ----------
-    epochs : str
-        Id of epochs.
-    band : list of float
-        [low, high] in Hz.
+    %(epochs)s
+    %(band)s
     regions : dict of str to list of str
         Group name -> its channels, e.g. {"left": ["C3", "CP3"], "right": ["C4", "CP4"]}.
     method : str, optional
         "welch", "periodogram" or "multitaper".
-    segment_s : float, optional
-        Welch segment length in seconds.
-    overlap : float, optional
-        Welch overlap as a fraction of the segment.
+    %(segment_s)s
+    %(overlap)s
     window : str, optional
         Welch/periodogram window (scipy.signal.get_window name).
-    bandwidth_hz : float, optional
-        Multitaper bandwidth (default mne's).
+    %(bandwidth_hz)s
     decibels : bool, optional
         Average 10 log10 of each channel's power (True) or the power itself.
     difference : list of str, optional
@@ -373,8 +362,7 @@ def signal_quality_summary(source: str, ptp_uv: float, piece_s: float = 1.0, cli
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     ptp_uv : float
         Peak-to-peak limit of a piece in µV.
     piece_s : float, optional
@@ -391,8 +379,7 @@ def signal_quality_summary(source: str, ptp_uv: float, piece_s: float = 1.0, cli
         [low, high] of the reference band in Hz (default [1, 45]).
     segment_s : float, optional
         Welch segment length in seconds for the line-noise ratio.
-    channels : list of str, optional
-        Only these channels (default all).
+    %(channels_only)s
     """
     from scipy import signal as sps
 
@@ -461,8 +448,7 @@ def paired_difference_test(table: str, column_a: str, column_b: str | None = Non
         The second column.
     test : str, optional
         "wilcoxon" (signed-rank) or "t" (paired t-test).
-    alpha : float, optional
-        Significance level.
+    %(alpha)s
     """
     from scipy import stats
 

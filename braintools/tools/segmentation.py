@@ -21,8 +21,7 @@ def fixed_windows(source: str, window_s: float, step_s: float | None = None, dro
 
     Parameters
     ----------
-    source : str
-        Id of a signal.
+    %(source)s
     window_s : float
         Window length in seconds.
     step_s : float, optional
@@ -66,8 +65,7 @@ def epoch_events(source: str, events: str, tmin_s: float, tmax_s: float, labels:
     ----------
     source : str
         Id of a signal (re-reference it first if needed: the epochs keep its values).
-    events : str
-        Id of an events table.
+    %(events)s
     tmin_s : float
         Epoch start relative to the event, in seconds (e.g. -0.2).
     tmax_s : float
@@ -78,8 +76,7 @@ def epoch_events(source: str, events: str, tmin_s: float, tmax_s: float, labels:
         The column holding the event labels (e.g. "trial_type", "label", "value").
     time_column : str, optional
         The column holding the event onsets (e.g. "onset_s", "onset", "sample").
-    time_unit : str, optional
-        Whether time_column holds seconds or sample indices.
+    %(time_unit)s
     channels : list of str or lists of str, optional
         Channels to keep in the epochs, in order (default all); nested lists (channel groups) are joined.
     baseline_end_s : float, optional

@@ -50,8 +50,7 @@ def load_hypnogram(stage_column: str, path: str | None = None, table: str | None
         Length of one scoring epoch in seconds.
     epoch_column : str, optional
         A column numbering the epochs (rows are ordered by it and it is kept as `epoch`).
-    where_column : str, optional
-        Keep only the rows where this column ...
+    %(where_column)s
     equals : str, optional
         ... equals this value (compared as text), e.g. one subject.
     group_column : str, optional
@@ -177,8 +176,7 @@ def crop_hypnogram(hypnogram: str, first_epoch: int, last_epoch: int, strict: bo
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
+    %(hypnogram)s
     first_epoch : int
         First epoch number kept.
     last_epoch : int
@@ -204,8 +202,7 @@ def stage_at(hypnogram: str, epochs: list[int]) -> dict[str, object]:
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
+    %(hypnogram)s
     epochs : list of int
         Epoch numbers.
     """
@@ -239,8 +236,7 @@ def stage_statistics(hypnogram: str, stages: list[str] | None = None, wake: list
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
+    %(hypnogram)s
     stages : list of str, optional
         The stages reported, in this order (default: the coding's labels).
     wake : list of str, optional
@@ -291,10 +287,8 @@ def sleep_metrics(hypnogram: str, wake: list[str], rem: list[str] | None = None,
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
-    wake : list of str
-        Labels that count as wake.
+    %(hypnogram)s
+    %(wake)s
     rem : list of str, optional
         Labels that count as REM (for rem_latency_min).
     rem_latency_from : str, optional
@@ -335,10 +329,8 @@ def awakenings(hypnogram: str, wake: list[str], min_epochs: int = 1,
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
-    wake : list of str
-        Labels that count as wake.
+    %(hypnogram)s
+    %(wake)s
     min_epochs : int, optional
         A wake bout counts as an awakening when it lasts at least this many epochs.
     within : str, optional
@@ -385,10 +377,8 @@ def stage_latency(hypnogram: str, wake: list[str], stages: list[str], onset_min_
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
-    wake : list of str
-        Labels that count as wake.
+    %(hypnogram)s
+    %(wake)s
     stages : list of str
         Labels whose first occurrence ends the latency (e.g. ["R"]).
     onset_min_epochs : int, optional
@@ -430,8 +420,7 @@ def stage_transitions(hypnogram: str, wake: list[str] | None = None) -> dict[str
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
+    %(hypnogram)s
     wake : list of str, optional
         Labels that count as wake (for the sleep-to-wake counts).
     """
@@ -458,8 +447,7 @@ def hypnogram_agreement(reference: str, other: str, labels: list[str] | None = N
 
     Parameters
     ----------
-    reference : str
-        Id of the reference hypnogram (rows of the confusion matrix).
+    %(reference)s
     other : str
         Id of the hypnogram compared (columns), with as many epochs.
     labels : list of str, optional
@@ -527,8 +515,7 @@ def export_hypnogram(hypnogram: str, path: str, layout: Literal["runs", "epochs"
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram.
+    %(hypnogram)s
     path : str
         The output file, e.g. "file_check/hypnogram.csv".
     layout : str, optional
@@ -649,10 +636,8 @@ def detect_slow_waves(source: str, channel: str | None = None, freq_sw: list[flo
 
     Parameters
     ----------
-    source : str
-        Id of a signal (µV).
-    channel : str, optional
-        The channel (may be omitted for a one-channel signal).
+    %(source_uv)s
+    %(channel_one_channel_signal)s
     freq_sw : list of float, optional
         Slow-wave band [low, high] in Hz.
     dur_neg : list of float, optional
@@ -667,8 +652,7 @@ def detect_slow_waves(source: str, channel: str | None = None, freq_sw: list[flo
         Peak-to-peak amplitude range in µV.
     coupling : bool, optional
         Compute phase-amplitude coupling with spindles.
-    remove_outliers : bool, optional
-        Remove outliers with an isolation forest.
+    %(remove_outliers)s
     """
     import yasa
 
@@ -691,10 +675,8 @@ def detect_spindles(source: str, channel: str | None = None, freq_sp: list[float
 
     Parameters
     ----------
-    source : str
-        Id of a signal (µV).
-    channel : str, optional
-        The channel (may be omitted for a one-channel signal).
+    %(source_uv)s
+    %(channel_one_channel_signal)s
     freq_sp : list of float, optional
         Spindle band [low, high] in Hz.
     freq_broad : list of float, optional
@@ -709,8 +691,7 @@ def detect_spindles(source: str, channel: str | None = None, freq_sp: list[float
         Moving correlation threshold.
     rms : float, optional
         Moving RMS threshold (in standard deviations).
-    remove_outliers : bool, optional
-        Remove outliers with an isolation forest.
+    %(remove_outliers)s
     """
     import yasa
 
@@ -743,8 +724,7 @@ def epoch_relative_power(source: str, epochs: dict[str, int], band: list[float],
 
     Parameters
     ----------
-    source : str
-        Id of a signal (µV).
+    %(source_uv)s
     epochs : dict of str to int
         Label -> epoch number, e.g. {"A": 12}.
     band : list of float
@@ -753,10 +733,8 @@ def epoch_relative_power(source: str, epochs: dict[str, int], band: list[float],
         [low, high] in Hz of the reference band.
     epoch_s : float, optional
         Epoch length in seconds.
-    segment_s : float, optional
-        Welch segment length in seconds.
-    overlap : float, optional
-        Welch overlap as a fraction of the segment.
+    %(segment_s)s
+    %(overlap)s
     max_ptp_uv : float, optional
         Skip a channel's epoch whose peak-to-peak amplitude exceeds this (µV).
     """

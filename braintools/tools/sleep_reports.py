@@ -95,8 +95,7 @@ def stage_time_table(hypnogram: str, block_min: float = 60.0, stages: list[str] 
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram (one night).
+    %(hypnogram_night)s
     block_min : float, optional
         Block length in minutes; must be a whole number of epochs.
     stages : list of str, optional
@@ -138,14 +137,11 @@ def stage_distribution(hypnogram: str, wake: list[str], parts: int = 2, stages: 
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram (one night).
-    wake : list of str
-        Labels that count as wake.
+    %(hypnogram_night)s
+    %(wake)s
     parts : int, optional
         Number of parts.
-    stages : list of str, optional
-        The stages reported (default: the coding's labels).
+    %(stages)s
     """
     hyp = _hyp(hypnogram)
     if parts < 1:
@@ -187,10 +183,8 @@ def cycle_table(hypnogram: str, wake: list[str], rem: list[str], merge_gap_min: 
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram (one night).
-    wake : list of str
-        Labels that count as wake.
+    %(hypnogram_night)s
+    %(wake)s
     rem : list of str
         Labels that count as REM.
     merge_gap_min : float, optional
@@ -250,14 +244,12 @@ def plot_hypnogram(hypnogram: str, path: str, order: list[str] | None = None, ti
 
     Parameters
     ----------
-    hypnogram : str
-        Id of a hypnogram (one night).
+    %(hypnogram_night)s
     path : str
         Output file under /workspace/file_check, e.g. "file_check/hypnogram.png".
     order : list of str, optional
         Stage labels from the top of the axis to the bottom (default: the coding's labels).
-    title : str, optional
-        Figure title.
+    %(title)s
     time_unit : str, optional
         Unit of the time axis.
     """
@@ -304,8 +296,7 @@ def night_summary(hypnogram: str, wake: list[str], stages: list[str] | None = No
     ----------
     hypnogram : str
         Id of a hypnogram (one night, or several as groups).
-    wake : list of str
-        Labels that count as wake.
+    %(wake)s
     stages : list of str, optional
         The stages given minutes and percentages (default: the coding's labels).
     """
@@ -347,8 +338,7 @@ def epoch_agreement(reference: str, other: str, labels: list[str] | None = None)
 
     Parameters
     ----------
-    reference : str
-        Id of the reference hypnogram (rows of the confusion matrix).
+    %(reference)s
     other : str
         Id of the hypnogram compared (columns).
     labels : list of str, optional
@@ -461,14 +451,12 @@ def events_per_stage(events: str, hypnogram: str, time_column: str = "onset_s", 
 
     Parameters
     ----------
-    events : str
-        Id of an events table.
+    %(events)s
     hypnogram : str
         Id of a hypnogram of the same recording (one night).
     time_column : str, optional
         The column giving each event's time in seconds, e.g. "onset_s", "NegPeak" or "Peak".
-    stages : list of str, optional
-        The stages reported (default: the coding's labels).
+    %(stages)s
     """
     table = refs.table(events, "events")
     hyp = _hyp(hypnogram)
@@ -503,20 +491,14 @@ def stage_band_power(source: str, hypnogram: str, band: list[float], stages: lis
     ----------
     source : str
         Id of a signal (µV) of the hypnogram's recording.
-    hypnogram : str
-        Id of a hypnogram (one night).
-    band : list of float
-        [low, high] in Hz.
-    stages : list of str, optional
-        The stages reported (default: the coding's labels).
-    channel : str, optional
-        The channel (may be omitted for a one-channel signal).
+    %(hypnogram_night)s
+    %(band)s
+    %(stages)s
+    %(channel_one_channel_signal)s
     method : str, optional
         Spectral estimator.
-    segment_s : float, optional
-        Welch segment length in seconds.
-    overlap : float, optional
-        Welch overlap as a fraction of the segment.
+    %(segment_s)s
+    %(overlap)s
     bandwidth_hz : float, optional
         Multitaper bandwidth in Hz (default: MNE's).
     max_ptp_uv : float, optional

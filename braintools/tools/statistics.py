@@ -22,8 +22,7 @@ def get_result(result_id: str, path: str | None = None) -> dict[str, object]:
 
     Parameters
     ----------
-    result_id : str
-        Id of an analysis result.
+    %(result_id_any)s
     path : str, optional
         Keys into the value (default: the whole value).
     """
@@ -43,8 +42,7 @@ def rank(result_id: str, feature: str | None = None, descending: bool = True, to
 
     Parameters
     ----------
-    result_id : str
-        Id of a per-name result.
+    %(result_id)s
     feature : str, optional
         The feature inside each name's record (omit when each name maps to a number).
     descending : bool, optional
@@ -76,10 +74,8 @@ def aggregate(result_id: str, feature: str | None = None, how: Literal["mean", "
 
     Parameters
     ----------
-    result_id : str
-        Id of a per-name result.
-    feature : str, optional
-        The feature inside each name's record.
+    %(result_id)s
+    %(feature)s
     how : str, optional
         The aggregate.
     names : list of str, optional
@@ -140,8 +136,7 @@ def compare_results(a: str, b: str, feature: str | None = None,
         Id of the first per-name result.
     b : str
         Id of the second.
-    feature : str, optional
-        The feature inside each name's record.
+    %(feature)s
     operation : str, optional
         What to compute per name.
     feature_b : str, optional
@@ -162,12 +157,10 @@ def threshold(result_id: str, value: float, feature: str | None = None,
 
     Parameters
     ----------
-    result_id : str
-        Id of a per-name result.
+    %(result_id)s
     value : float
         The threshold.
-    feature : str, optional
-        The feature inside each name's record.
+    %(feature)s
     operation : str, optional
         The comparison.
     """
@@ -206,10 +199,8 @@ def robust_z(result_id: str, feature: str | None = None, scale: float = 1.4826) 
 
     Parameters
     ----------
-    result_id : str
-        Id of a per-name result.
-    feature : str, optional
-        The feature inside each name's record.
+    %(result_id)s
+    %(feature)s
     scale : float, optional
         Factor on the MAD (1.4826 makes it a standard deviation for normal data).
     """
@@ -227,8 +218,7 @@ def round_values(result_id: str, decimals: int) -> dict[str, object]:
 
     Parameters
     ----------
-    result_id : str
-        Id of an analysis result.
+    %(result_id_any)s
     decimals : int
         Decimal places.
     """

@@ -76,7 +76,7 @@ def test_package_imports_nothing_from_the_harness():
 
 
 def test_validate_checks_every_value_of_a_typed_object():
-    from eegtools.registry import validate
+    from eegtools.toolspec import validate
 
     schema = {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "number"}}}
     validate(schema, {"alpha": [8, 13]}, "bands")

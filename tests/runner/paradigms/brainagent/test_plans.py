@@ -5,7 +5,7 @@ import pytest
 
 import braintools
 from eegtools.errors import ToolError as SchemaError
-from eegtools.registry import validate
+from eegtools.toolspec import validate
 from runner import catalog
 from runner.paradigms.brainagent.agents import SUBAGENTS
 from runner.paradigms.brainagent.plans import (
