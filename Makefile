@@ -106,7 +106,7 @@ lint: setup
 # The generated tables of docs/ (toolsets, statuses), rewritten from the code; the unit tier
 # fails while one is stale.
 docs: setup
-	$(PY) -m runner.docs; test $$? -le 1  # 1: a table was rewritten
+	$(PY) -m runner.commands.docs; test $$? -le 1  # 1: a table was rewritten
 
 # A Docker daemon that answers (installs docker.io and starts dockerd as root if needed).
 docker:

@@ -1,4 +1,4 @@
 """The eegbench controller: command line, run scheduling, paradigms, sandboxes, model clients, run directory."""
-from runner import numerics
+from runner.benchmark import numerics
 
 numerics.pin()

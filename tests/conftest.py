@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import runner  # noqa: F401  before any test module loads numpy: runner/numerics.py pins its CPU paths
+import runner  # noqa: F401  before any test module loads numpy: runner/benchmark/numerics.py pins its CPU paths
 
 INTEGRATION_DIR = Path(__file__).parent / "integration"
 # seconds in a `make test` of 2026-12-07 (four workers on 2 cores), slowest first

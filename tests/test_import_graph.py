@@ -37,7 +37,7 @@ def test_model_clients_and_run_settings_sit_below_the_run():
     assert "runner.models.replay" in clients and "runner.models.kinds" in clients
     for module in clients:
         assert "runner.run.store" not in reachable(graph, module), module
-    settings = reachable(graph, "runner.config")
+    settings = reachable(graph, "runner.core.config")
     assert not {m for m in settings if m.startswith(("runner.run", "runner.paradigms", "runner.sandbox"))}, settings
 
 

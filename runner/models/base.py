@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from runner.transcript import Usage
+from runner.core.transcript import Usage
 from validation.errors import EegbenchError, UserError
 from validation.instance import Instance
 

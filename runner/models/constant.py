@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelSession
 from runner.models.null import EMPTY_ANSWER, EMPTY_SOLUTION
-from runner.transcript import Usage
 from validation.baseline import task_baselines
 from validation.instance import Instance
 

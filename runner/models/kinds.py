@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.models.base import Model
 from runner.models.spec import ModelSpec
-from runner.paths import Environment
-from runner.settings import ModelSettings
 
 OPENAI_MAX_TOKENS = 2048  # the openai kind's default when --max-tokens is not given
 
@@ -35,7 +35,7 @@ def _null(argument: str | None, env: Environment, settings: ModelSettings) -> Mo
 
 
 def _constant(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
-    from runner import catalog
+    from runner.benchmark import catalog
     from runner.models.constant import ConstantModel
 
     return ConstantModel(catalog.load_all(env.paths.instances_dir, env.paths.local_instances))

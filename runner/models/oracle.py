@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runner.ensemble import consensus
+from runner.benchmark.ensemble import consensus
+from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession
 from runner.models.oracle_plan import PlanPlayer, is_brainagent
-from runner.transcript import Usage
 from validation.instance import Instance
 from validation.unit import ground_truth, has_ground_truth
 

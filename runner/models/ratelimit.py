@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from runner.settings import ModelSettings
+from runner.core.settings import ModelSettings
 
 WINDOW_S = 60.0  # rpm and tpm are per minute
 POLL_S = 0.05  # how soon to ask again when every connection is busy (a release has no signal)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from runner.core.transcript import Turn
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.models.scripted import ListSession
 from runner.run import recorded
-from runner.transcript import Turn
 from validation.errors import EegbenchError, UserError, describe_validation_errors
 from validation.instance import Instance
 

@@ -17,7 +17,7 @@ import re
 from typing import Any, get_args
 from urllib.parse import urlsplit
 
-from runner.settings import MaxTokensField, ReasoningEffort
+from runner.core.settings import MaxTokensField, ReasoningEffort
 from validation.errors import UserError
 
 REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)

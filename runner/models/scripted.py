@@ -17,9 +17,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelSession
 from runner.run.records import epoch_of
-from runner.transcript import Usage
 from validation.errors import UserError
 from validation.instance import Instance
 

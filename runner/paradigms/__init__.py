@@ -9,8 +9,8 @@ A new paradigm is one module with a `Paradigm` subclass and one `register` line 
 """
 from __future__ import annotations
 
+from runner.core.registry import Registry
 from runner.paradigms.base import Paradigm
-from runner.registry import Registry
 
 PARADIGMS: Registry[Paradigm] = Registry("paradigm")
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.core.settings import ControlLimits
+from runner.core.transcript import InfraEvent, Turn
 from runner.models.base import ModelSession
 from runner.paradigms.loop import InstanceOutcome, ignore_event, ignore_turn, never
 from runner.sandbox.base import Sandbox
-from runner.settings import ControlLimits
-from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
 
 

@@ -9,6 +9,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from runner.core.settings import ControlLimits
+from runner.core.transcript import Observation, Turn
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.actions import parse_action
@@ -16,8 +18,6 @@ from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
 from runner.sandbox.base import Sandbox, SandboxError
-from runner.settings import ControlLimits
-from runner.transcript import Observation, Turn
 from validation.instance import Instance
 
 

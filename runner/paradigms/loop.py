@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from runner.core.settings import ControlLimits
+from runner.core.transcript import EventKind, InfraEvent, InstanceStatus, Turn
 from runner.models.base import Completion, Message, ModelError, ModelFailure, ModelSession, ModelSetupError
-from runner.settings import ControlLimits
-from runner.transcript import EventKind, InfraEvent, InstanceStatus, Turn
 from validation.instance import Instance
 
 C = TypeVar("C", bound=Completion)

@@ -17,6 +17,8 @@ from collections import Counter
 from typing import Any
 
 import eegtools
+from runner.core.settings import ControlLimits
+from runner.core.transcript import ActionKind, ToolCallRecord, Turn
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.base import Episode, Paradigm
@@ -24,8 +26,6 @@ from runner.paradigms.json_actions import parse_arguments, parse_json_action
 from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
 from runner.paradigms.toolbox import Toolbox
-from runner.settings import ControlLimits
-from runner.transcript import ActionKind, ToolCallRecord, Turn
 from validation.instance import Instance
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from runner.paths import Environment
+from runner.core.paths import Environment
 from validation.errors import UserError
 
 if TYPE_CHECKING:

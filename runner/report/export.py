@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from runner.fileio import write_atomic
+from runner.core.fileio import write_atomic
 from runner.report.model import Report, ReportTable
 
 

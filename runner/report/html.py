@@ -28,14 +28,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from runner.fileio import write_atomic
+from runner.core.fileio import write_atomic
+from runner.core.transcript import Turn
 from runner.report.context import slug
 from runner.report.format import MISSING, is_numeric
 from runner.report.format import format_cell as shared_format
 from runner.report.model import Figure, Report, ReportTable
 from runner.report.rows import InstanceRow, RunData, RunInfo, UnitRow
 from runner.run.records import ArtifactEntry, entry_key
-from runner.transcript import Turn
 from validation.instance import Instance
 from validation.scoring import InstanceScore, MetricResult
 from validation.unit import TRUTH_KEYS

@@ -80,10 +80,10 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
+from runner.core.transcript import ToolCallRecord
 from runner.run.records import ResultRecord, RunRecord, TranscriptRecord
 from runner.run.store import RunStore
-from runner.transcript import ToolCallRecord
 from validation.errors import MetricConfigError, UserError
 from validation.instance import Instance
 from validation.scoring import InstanceScore

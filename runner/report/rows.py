@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from runner.core.transcript import Observation, ToolCallRecord
 from runner.run.recorded import MissingRecord
 from runner.run.records import ResultRecord, TranscriptRecord, entry_key
 from runner.run.store import RunStore
-from runner.transcript import Observation, ToolCallRecord
 from validation import unit_registry
 from validation.errors import UserError
 from validation.instance import DIFFICULTY_LEVELS, Instance
@@ -148,7 +148,7 @@ class RunInfo(BaseModel):
     # set, as eval recorded it; None for runs made before it did (runner/report/floors.py).
     floors: dict[str, dict[str, list[float]]] | None = None
     # Per task, {"caught": k, "mutants": n}: the mistake-sensitivity record the run was made
-    # under (runner/sensitivity.py); None for runs made before eval recorded it.
+    # under (runner/benchmark/sensitivity.py); None for runs made before eval recorded it.
     sensitivity: dict[str, dict[str, int]] | None = None
 
     @property

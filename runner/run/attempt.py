@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runner.core.transcript import InfraEvent
 from runner.paradigms.loop import InstanceOutcome
 from runner.run.records import ArtifactEntry
-from runner.transcript import InfraEvent
 from validation.instance import Instance
 
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
+from runner.core.transcript import InfraEvent, Turn
 from runner.run.artifacts import retain_artifacts
 from runner.run.attempt import Attempt
 from runner.run.records import ArtifactEntry
-from runner.transcript import InfraEvent, Turn
 
 
 @dataclass(frozen=True)

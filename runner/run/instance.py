@@ -18,8 +18,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from runner.config import RunConfig
-from runner.log import instance_log
+from runner.core.config import RunConfig
+from runner.core.log import instance_log
+from runner.core.transcript import InfraEvent, Turn
 from runner.models.base import Model
 from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome
@@ -28,7 +29,6 @@ from runner.run.records import ArtifactEntry, key_of, plain_instance
 from runner.run.warm_pool import WARM_IMPORTS, WarmPool
 from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, JitCacheMount, Sandbox, SandboxError, SandboxSpec
-from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
 
 log = logging.getLogger(__name__)

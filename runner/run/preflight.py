@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.fileio import sha256_file
-from runner.paths import PROJECT_ROOT
+from runner.core.fileio import sha256_file
+from runner.core.paths import PROJECT_ROOT
 from runner.run.environment import library_versions
 from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from runner.core.transcript import InfraEvent, Turn
 from runner.run.records import RunRecord, TranscriptRecord, check_format
-from runner.transcript import InfraEvent, Turn
 from validation.errors import UserError
 
 RUN_JSON = "run.json"

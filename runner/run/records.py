@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runner.transcript import InfraEvent, InstanceStatus, Turn
+from runner.core.transcript import InfraEvent, InstanceStatus, Turn
 from validation.errors import UserError
 from validation.instance import Instance
 

@@ -27,7 +27,8 @@ from types import FrameType, TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
+from runner.core.transcript import InfraEvent
 from runner.paradigms.loop import InstanceOutcome
 from runner.run.attempt import Attempt
 from runner.run.bundle import Bundle, WorkerSpec
@@ -46,7 +47,6 @@ from runner.run.records import (
 from runner.run.store import RunStore
 from runner.sandbox.procfs import start_time
 from runner.scoring.scorer import Scorer
-from runner.transcript import InfraEvent
 from validation.instance import Instance
 from validation.scoring import InstanceScore
 

@@ -40,8 +40,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from runner.config import RunConfig
-from runner.fileio import is_disk_full, write_atomic, write_json
+from runner.core.config import RunConfig
+from runner.core.fileio import is_disk_full, write_atomic, write_json
+from runner.core.transcript import InfraEvent, Turn
 from runner.run import instance_set, recorded
 from runner.run.artifacts import retain_artifacts
 from runner.run.recorded import RUN_JSON, TRANSCRIPT, TURNS, MissingRecord
@@ -57,7 +58,6 @@ from runner.run.records import (
 )
 from runner.run.summary import summarize
 from runner.sandbox.procfs import start_time
-from runner.transcript import InfraEvent, Turn
 from validation.errors import UserError
 from validation.instance import Instance, dump_instance, load_instance
 from validation.scoring import InstanceScore

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from runner.catalog import instance_set_hash
+from runner.benchmark.catalog import instance_set_hash
 from runner.run.records import ArtifactEntry, ResultRecord, TranscriptRecord, split_key
 from runner.run.store import RESULTS, RunStore
 from validation.instance import load_instance

@@ -11,7 +11,7 @@ import importlib
 import os
 from collections.abc import Callable
 
-from runner.registry import Registry
+from runner.core.registry import Registry
 from runner.sandbox.base import Backend
 
 AUTO = "auto"
@@ -47,7 +47,7 @@ def sandbox_choices() -> tuple[str, ...]:
 
 
 def get_backend(name: str) -> Backend:
-    """Build the backend registered as `name`; runner.registry.UnknownName lists the known ones."""
+    """Build the backend registered as `name`; runner.core.registry.UnknownName lists the known ones."""
     return BACKENDS.get(name)
 
 

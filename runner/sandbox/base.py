@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.core.settings import SandboxLimits
+from runner.core.transcript import Observation
 from runner.sandbox.bootstrap import kernel_argv
-from runner.settings import SandboxLimits
-from runner.transcript import Observation
 from validation.errors import InfrastructureError
 
 

@@ -18,11 +18,11 @@ from typing import Any
 import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
+from runner.core.transcript import ExecStatus, Observation
 from runner.sandbox import procfs
 from runner.sandbox.base import Limits, SandboxError
 from runner.sandbox.bootstrap import CUT_SENTINEL_RE
 from runner.sandbox.kernel import POLL_S, KernelHost
-from runner.transcript import ExecStatus, Observation
 
 IOPUB_SETTLE_S = 1.0  # after the reply, how long to wait for a late or dropped "idle"
 ALIVE_CHECK_S = 0.25

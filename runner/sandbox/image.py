@@ -10,7 +10,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from runner.paths import PROJECT_ROOT
+from runner.core.paths import PROJECT_ROOT
 
 IMAGE_DIR = PROJECT_ROOT / "kernel_image"
 REPOSITORY = "eegbench-kernel"

@@ -22,9 +22,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from runner.core.settings import SandboxLimits
 from runner.sandbox.base import Backend, JitCacheMount, SandboxError, SandboxSpec
 from runner.sandbox.layout import ensure_private_dir, user_dir
-from runner.settings import SandboxLimits
 
 log = logging.getLogger(__name__)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from jupyter_client.blocking.client import BlockingKernelClient
 
+from runner.core.transcript import Observation
 from runner.sandbox import cell, kernel, procfs, stale
 from runner.sandbox.base import Backend, Limits, Sandbox, SandboxError, SandboxSpec
 from runner.sandbox.bootstrap import PRELOAD_READY_S
@@ -30,7 +31,6 @@ from runner.sandbox.layout import (
     library_mounts,
     prepare_workspace,
 )
-from runner.transcript import Observation
 
 CLOSE_WAIT_S = 1.0  # ipykernel sometimes hangs on shutdown: wait this long, then kill
 

@@ -19,7 +19,7 @@ import stat
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from runner import numerics
+from runner.benchmark import numerics
 from runner.sandbox.base import Limits, SandboxError, SandboxSpec
 from runner.sandbox.bootstrap import PRELOAD_ENV
 from runner.sandbox.kernel_jit import JIT_CACHE_ENV, JIT_CACHE_WRITE_ENV
@@ -133,7 +133,7 @@ def kernel_env(spec: SandboxSpec, kernel_python: str, jit_root: str = JIT_CACHE_
 def sandbox_env(limits: Limits, kernel_python: str) -> dict[str, str]:
     """The kernel's whole environment (nothing of the controller's): kernel_python's directory
     first on PATH, BLAS threads pinned to the CPU limit and BLAS and numpy to the controller's
-    CPU paths (runner/numerics.py), the kernel's own files kept in /tmp."""
+    CPU paths (runner/benchmark/numerics.py), the kernel's own files kept in /tmp."""
     threads = str(max(1, math.ceil(limits.cpus)))
     return {
         "PATH": f"{PurePosixPath(kernel_python).parent}:/usr/local/bin:/usr/bin:/bin",

@@ -27,10 +27,10 @@ import tempfile
 from pathlib import Path
 from typing import Literal
 
+from runner.core.settings import WORKSPACE_MIN_MB
 from runner.sandbox import procfs
 from runner.sandbox.base import SandboxError
 from runner.sandbox.layout import FILE_CHECK_DIR, SANDBOX_UID, ensure_private_dir, user_dir
-from runner.settings import WORKSPACE_MIN_MB
 
 log = logging.getLogger(__name__)
 

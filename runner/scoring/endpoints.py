@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from runner.fileio import write_atomic
+from runner.core.fileio import write_atomic
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.models.base import Model
 from runner.models.scripted import load_replies
 from runner.models.spec import ModelSpec
-from runner.paths import Environment
-from runner.settings import ModelSettings
 from validation.context import ChatReply, as_reply
 from validation.errors import UserError
 

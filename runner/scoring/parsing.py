@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from runner.core.settings import ParserMode
 from runner.models.base import ModelError
 from runner.scoring.endpoints import Endpoint
-from runner.settings import ParserMode
 from validation.context import USAGE_DECIMALS
 from validation.errors import InfrastructureError
 from validation.instance import Instance

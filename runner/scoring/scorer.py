@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runner.core.paths import Environment
+from runner.core.settings import ParserMode, ScoringSettings
 from runner.models.base import ModelError
-from runner.paths import Environment
 from runner.scoring.endpoints import Endpoint, resolve
 from runner.scoring.parsing import ParserUnavailable, parse
-from runner.settings import ParserMode, ScoringSettings
 from validation.context import USAGE_DECIMALS, JudgeVerdict, ScoringContext
 from validation.errors import UserError
 from validation.instance import Instance

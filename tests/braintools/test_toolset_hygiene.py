@@ -11,8 +11,8 @@ import braintools
 from braintools import paths
 from braintools.protocol import RESULT_MARKER, serve
 from braintools.state import STATE
+from runner.core.paths import PROJECT_ROOT
 from runner.paradigms.brainagent.agents import all_agents
-from runner.paths import PROJECT_ROOT
 
 PACKAGE = Path(braintools.__file__).resolve().parent
 TASK_IDS = sorted(p.stem for p in (PROJECT_ROOT / "instances" / "tasks").glob("*.json"))

@@ -86,14 +86,14 @@ def assert_no_leftover(ev: Eval) -> None:
 
 @pytest.fixture(scope="session")
 def all_case_ids() -> list[str]:
-    from runner import catalog
+    from runner.benchmark import catalog
 
     return [i.case_id for i in catalog.select(catalog.load_all(), [])]  # the default set (no SET)
 
 
 def cases_by_task() -> dict[str, list[str]]:
     """The default set's case ids, grouped by task, each list sorted."""
-    from runner import catalog
+    from runner.benchmark import catalog
 
     grouped: dict[str, list[str]] = {}
     for instance in sorted(catalog.select(catalog.load_all(), []), key=lambda i: i.case_id):
@@ -106,7 +106,7 @@ def one_case_per_task(all_case_ids) -> list[str]:
     """The first case of every task in the default set (SET=check, what `make eval` without a
     MODEL runs): what the second backend and the null model run (the sampled set runs once,
     with the oracle on the local backend)."""
-    from runner import catalog
+    from runner.benchmark import catalog
 
     chosen = sorted(i.case_id for i in catalog.one_per_task(catalog.select(catalog.load_all(), [])))
     assert chosen == sorted(cases[0] for cases in cases_by_task().values())

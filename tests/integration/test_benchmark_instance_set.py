@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from runner import catalog
-from runner.truth import SUBSET_SLUGS
+from runner.benchmark import catalog
+from runner.benchmark.truth import SUBSET_SLUGS
 from tests.integration.conftest import PROJECT_ROOT
 from validation.baseline import OVERALL_FLOOR_LIMIT, TASK_FLOOR_LIMIT, task_baselines, task_floors
 from validation.instance import SUBSETS

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from runner import catalog
+from runner.benchmark import catalog
 from tests.fixtures import datasets as fx
 
 pytestmark = pytest.mark.integration

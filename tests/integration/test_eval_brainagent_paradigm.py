@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from runner import catalog
+from runner.benchmark import catalog
 from runner.paradigms.brainagent.plans import plan_path
 from tests.integration.conftest import PROJECT_ROOT
 from validation.instance import load_instance

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from runner import catalog
+from runner.benchmark import catalog
 
 # The cell tells its role from its inputs: the bomber's first input carries MARK.
 CELL = """\

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from runner import catalog
+from runner.benchmark import catalog
 
 LOOK = r'''
 import glob, json, os, sys, threading

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from runner.paths import Environment
+from runner.core.paths import Environment
 
 EDF = "eegmmidb/S001R02.edf"
 DATA_ROOT = Environment.from_os().paths.data_root

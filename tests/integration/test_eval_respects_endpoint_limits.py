@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner import catalog
+from runner.benchmark import catalog
 from runner.models.oracle import ensemble_types, execute_reply_for, solution_reply
 from runner.paradigms import prompts
 from tests.endpoint_stub import Fault, LimitedEndpoint

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from runner import catalog
+from runner.benchmark import catalog
 
 SET = "sa_sleep_metrics"  # fast oracle instances on the yasa hypnograms
 

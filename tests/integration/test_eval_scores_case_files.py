@@ -7,7 +7,7 @@ from pathlib import Path
 import mne
 import pytest
 
-from runner.paths import Environment
+from runner.core.paths import Environment
 
 EDF = "eegmmidb/S001R02.edf"
 JUDGE_YES = '{"score": 1, "rationale": "consistent with the reference"}'

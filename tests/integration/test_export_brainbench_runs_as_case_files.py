@@ -2,7 +2,7 @@
 runs unchanged: the oracle scores 100 on every exported case, read from the caseK folders."""
 import json
 
-from runner.paths import Environment
+from runner.core.paths import Environment
 
 
 def test_exported_set_runs_as_case_files_and_scores_100(eegbench, tmp_path):

@@ -3,7 +3,7 @@ instance solved) and a null run (none solved) of one task give it a solve rate o
 over twice its instances."""
 import json
 
-from runner import catalog
+from runner.benchmark import catalog
 from tests.integration.conftest import PROJECT_ROOT
 
 TASK = "fa_alpha_relpower"

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from runner.core.transcript import Observation
 from runner.sandbox import get_backend
 from runner.sandbox.base import Limits, Sandbox, SandboxSpec
 from runner.sandbox.cell import NO_OUTPUT
-from runner.transcript import Observation
 
 NEEDS_DOCKER = {"docker"}
 # What a model's first cell typically imports; tqdm.auto is what yasa and mne's bars load.

@@ -13,8 +13,8 @@ from decimal import Decimal
 
 import pytest
 
-from runner import catalog
-from runner.paths import PROJECT_ROOT
+from runner.benchmark import catalog
+from runner.core.paths import PROJECT_ROOT
 from tests.browser import open_file
 from tests.integration.conftest import Eval, assert_no_leftover
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runner.datasets import fixtures
+from tests.runner.benchmark.datasets import fixtures
 
 pytestmark = pytest.mark.integration
 

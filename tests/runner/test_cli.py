@@ -45,7 +45,7 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
 
 def epoch_run(runs):
     """A run holding case a at epochs 1 and 2 (records written through the store)."""
-    from runner.config import RunConfig
+    from runner.core.config import RunConfig
     from runner.run.records import ResultRecord, TranscriptRecord
     from runner.run.store import RunStore
     from validation.instance import Instance
@@ -98,7 +98,7 @@ def test_rich_markup_in_an_error_is_shown_literally(tmp_path, monkeypatch, capsy
     import json
     import shutil
 
-    from runner.paths import Environment
+    from runner.core.paths import Environment
 
     monkeypatch.setenv("EEGBENCH_RUNS", str(tmp_path / "runs"))
     cases = tmp_path / "[bold]cases"

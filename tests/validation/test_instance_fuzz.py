@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runner import catalog
+from runner.benchmark import catalog
 from validation.errors import InstanceError
 from validation.instance import load_instance
 

@@ -135,7 +135,7 @@ def test_committed_instances_score_their_own_ground_truth_100():
     whether written as JSON or as key: value lines; an empty report gets 0. Only the
     report-only units take part here: artifacts and judges have their own tests (and the
     oracle run scores the artifacts for real)."""
-    from runner.catalog import INSTANCES_DIR, instance_files
+    from runner.benchmark.catalog import INSTANCES_DIR, instance_files
 
     paths = instance_files()
     assert paths, f"no instance files under {INSTANCES_DIR}"

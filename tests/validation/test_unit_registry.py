@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from runner.truth import TaskSpec, TruthError, assemble_instance
+from runner.benchmark.truth import TaskSpec, TruthError, assemble_instance
 from validation import unit_registry
 from validation.baseline import task_baselines
 from validation.builtin_units import BUILTIN_UNITS

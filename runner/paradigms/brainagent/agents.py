@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from braintools import COMMON_GROUPS
-from runner.registry import Registry
+from runner.core.registry import Registry
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The braintools toolset as a Markdown table, made from the registry (runner/docs.py writes it
+"""The braintools toolset as a Markdown table, made from the registry (runner/commands/docs.py writes it
 into docs/brainagent.md)."""
 from __future__ import annotations
 

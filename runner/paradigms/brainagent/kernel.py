@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from braintools.protocol import RESULT_MARKER, SUMMARY_MARKER
+from runner.core.transcript import Observation
 from runner.sandbox.base import Sandbox
-from runner.transcript import Observation
 
 TAIL_CHARS = 600  # how much of a failed execution's output the agent sees
 

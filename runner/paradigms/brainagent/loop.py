@@ -19,6 +19,8 @@ from collections import Counter
 from typing import Any
 
 from braintools import schemas
+from runner.core.settings import ControlLimits
+from runner.core.transcript import ActionKind, ToolCallRecord, Turn
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms.brainagent import prompts
 from runner.paradigms.brainagent.agents import SUBAGENTS, Subagent, all_agents
@@ -32,8 +34,6 @@ from runner.paradigms.brainagent.replies import (
 from runner.paradigms.json_actions import parse_arguments
 from runner.paradigms.loop import InstanceOutcome, Stop, TurnLoop, sha256_text
 from runner.sandbox.base import SandboxError
-from runner.settings import ControlLimits
-from runner.transcript import ActionKind, ToolCallRecord, Turn
 from validation.instance import Instance
 
 

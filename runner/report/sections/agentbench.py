@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from runner.agentbench.run_metrics import ROWS, run_metrics
+from runner.benchmark.agentbench.run_metrics import ROWS, run_metrics
 from runner.report.context import ReportContext, scored
 from runner.report.model import Column, ReportTable
 from runner.report.rows import InstanceRow, RunData

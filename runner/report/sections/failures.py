@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import get_args
 
+from runner.core.transcript import OVERLOAD_CPU_SHARE, OVERLOAD_LOAD, InstanceStatus
 from runner.report.context import ReportContext
 from runner.report.model import Column, ReportTable
-from runner.transcript import OVERLOAD_CPU_SHARE, OVERLOAD_LOAD, InstanceStatus
 
 SECTION = "Failures"
 STATUSES: tuple[str, ...] = get_args(InstanceStatus)

@@ -1,6 +1,6 @@
 """Per task: what a score there means. The mean score of every configuration beside the task's
 guessing floor (its best constant answer), the score above that floor, and how many of the
-task's plausible wrong analyses (mutants, runner/sensitivity.py) the scorer catches, as
+task's plausible wrong analyses (mutants, runner/benchmark/sensitivity.py) the scorer catches, as
 recorded when the run was made."""
 from __future__ import annotations
 

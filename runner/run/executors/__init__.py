@@ -1,7 +1,7 @@
 """Executors by name: `EXECUTORS.get("threads")` (runner/run/executors/base.py: the contract)."""
 from __future__ import annotations
 
-from runner.registry import Registry
+from runner.core.registry import Registry
 from runner.run.executors.base import Executor
 
 EXECUTORS: Registry[Executor] = Registry("executor")

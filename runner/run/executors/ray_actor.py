@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runner.core.paths import Environment, Paths
 from runner.models.kinds import build_model
 from runner.models.openai_client import endpoint_from_env
 from runner.models.spec import ModelSpec
 from runner.paradigms import PARADIGMS
-from runner.paths import Environment, Paths
 from runner.run.bundle import Bundle, BundleRecorder, WorkerSpec
 from runner.run.instance import InstanceParts, InstanceRunner
 from runner.run.preflight import Fingerprint, NodeCheck, check_node

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.core.transcript import Observation
 from runner.sandbox.base import Backend, Limits, Sandbox, SandboxSpec
-from runner.transcript import Observation
 
 SECRET_VAR = "EEGBENCH_API_KEY"
 SECRET = "secret-123"  # set on the controller before `box` starts: must not reach the kernel

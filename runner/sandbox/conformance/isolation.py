@@ -7,8 +7,8 @@ import os
 import socket
 from pathlib import Path
 
-from runner import numerics
-from runner.paths import PROJECT_ROOT
+from runner.benchmark import numerics
+from runner.core.paths import PROJECT_ROOT
 from runner.sandbox.base import Limits
 from runner.sandbox.conformance.context import SECRET, SECRET_VAR, Context, check, run
 from runner.sandbox.layout import SANDBOX_UID, sandbox_env

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from runner.core.paths import Environment, Paths
+from runner.core.settings import ModelSettings
 from runner.models.kinds import build_model
 from runner.models.null import NullModel
 from runner.models.openai_client import OpenAIModel
@@ -12,8 +14,6 @@ from runner.models.oracle import OracleModel
 from runner.models.replay import ReplayModel
 from runner.models.scripted import ScriptedModel
 from runner.models.spec import BadModelSpec, ModelSpec
-from runner.paths import Environment, Paths
-from runner.settings import ModelSettings
 from validation.errors import UserError
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
 from runner.models import credentials
 from runner.models.openai_client import endpoint_from_env
 from runner.run.bundle import WorkerSpec

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from runner.core.settings import ModelSettings
 from runner.models.base import ModelError
 from runner.models.openai_client import OpenAIModel, settings_options
 from runner.models.ratelimit import EndpointLimiter
@@ -20,7 +21,6 @@ from runner.models.request_body import (
     reasoning_fields,
     rejected_parameter,
 )
-from runner.settings import ModelSettings
 from tests.endpoint_stub import Fault, LimitedEndpoint, ScriptedServer, completion_body, error, ok
 from validation.errors import UserError
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from runner.core.transcript import Turn
 from runner.models.base import ModelError
 from runner.models.null import NullModel
 from runner.models.replay import ReplayModel
 from runner.models.scripted import ScriptedModel
 from runner.run.records import EpochInstance
-from runner.transcript import Turn
 from validation.errors import UserError
 from validation.instance import Instance
 

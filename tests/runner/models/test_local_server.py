@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.models import local_server as ls
 from runner.models.local_server import LocalLlamaServer, LocalModel, LocalServerError
-from runner.paths import Environment
-from runner.settings import ModelSettings
 
 MODELS = Environment.from_os().paths.data_root / "models"
 

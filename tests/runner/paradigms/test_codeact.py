@@ -6,12 +6,12 @@ import time
 
 import pytest
 
+from runner.core.settings import ControlLimits
+from runner.core.transcript import Observation, Usage
 from runner.models.base import Completion, ModelError, ModelSession, ModelSetupError
 from runner.paradigms import prompts
 from runner.paradigms.codeact import CodeActLoop
 from runner.sandbox.base import SandboxError
-from runner.settings import ControlLimits
-from runner.transcript import Observation, Usage
 from validation.instance import Instance
 
 

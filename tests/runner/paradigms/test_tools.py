@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from runner.core.settings import ControlLimits
+from runner.core.transcript import Usage
 from runner.models.base import Completion, ModelError, ModelSession, ToolCall
 from runner.paradigms import prompts
 from runner.paradigms.json_actions import parse_json_action
 from runner.paradigms.toolbox import Toolbox
 from runner.paradigms.tools import ToolsLoop
-from runner.settings import ControlLimits
-from runner.transcript import Usage
 from validation.instance import Instance
 from validation.scoring import score_instance
 

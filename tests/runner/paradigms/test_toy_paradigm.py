@@ -6,10 +6,10 @@ import json
 import pytest
 
 from runner import cli
+from runner.core.transcript import Turn
 from runner.paradigms import PARADIGMS
 from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.loop import InstanceOutcome
-from runner.transcript import Turn
 
 pytestmark = pytest.mark.integration
 CASE = "fa_alpha_relpower-01"

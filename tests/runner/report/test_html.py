@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
 from runner.report import html as html_module
 from runner.report.figures import all_figures
 from runner.report.format import format_cell as shared_format

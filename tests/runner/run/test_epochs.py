@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from runner import catalog, cli
+from runner import cli
+from runner.benchmark import catalog
 from runner.run.executors import EXECUTORS
 from runner.run.executors.base import Executor, Job
 from runner.run.records import EpochInstance, epoch_of, key_of, plain_instance

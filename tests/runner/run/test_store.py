@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
+from runner.core.transcript import InfraEvent, Turn
 from runner.run.artifacts import retain_artifacts
 from runner.run.recorded import MissingRecord
 from runner.run.records import FORMAT_VERSION, NewerFormat, ResultRecord, RunSummary, TranscriptRecord
 from runner.run.store import ENTRY_FILES, DiskFull, RunConflict, RunStore, open_run
 from runner.run.summary import summarize
-from runner.transcript import InfraEvent, Turn
 from validation.instance import Instance
 
 

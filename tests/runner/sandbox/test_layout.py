@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner import numerics
+from runner.benchmark import numerics
 from runner.sandbox import bwrap, container, kernel, layout
 from runner.sandbox.base import Limits, SandboxError, SandboxSpec
 from runner.sandbox.docker import STATE_DIR as DOCKER_STATE_DIR

@@ -2,8 +2,8 @@
 import os
 import time
 
+from runner.core.transcript import Observation, ToolCallRecord
 from runner.sandbox import procfs
-from runner.transcript import Observation, ToolCallRecord
 
 
 def test_cpu_seconds_grow_with_work_and_are_none_for_no_process():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.registry import UnknownName
+from runner.core.registry import UnknownName
 from runner.sandbox import (
     BACKENDS,
     backend_names,

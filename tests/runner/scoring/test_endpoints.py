@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
+from runner.core.paths import Environment, Paths
+from runner.core.transcript import Usage
 from runner.models.base import Completion
-from runner.paths import Environment, Paths
 from runner.scoring.endpoints import JSON_MODE, Endpoint, EndpointError, _sender, resolve
-from runner.transcript import Usage
 from validation.context import ChatReply
 
 ROOT = Path(__file__).resolve().parents[3]

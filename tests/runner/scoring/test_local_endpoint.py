@@ -4,10 +4,10 @@ import json
 
 import pytest
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.models.local_server import LocalModel
-from runner.paths import Environment
 from runner.scoring.endpoints import JSON_MODE, Endpoint
-from runner.settings import ModelSettings
 from validation.llm_parser import llm_parse
 
 MODELS = Environment.from_os().paths.data_root / "models"

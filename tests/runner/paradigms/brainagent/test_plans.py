@@ -6,7 +6,8 @@ import pytest
 import braintools
 from eegtools.errors import ToolError as SchemaError
 from eegtools.toolspec import validate
-from runner import catalog
+from runner.benchmark import catalog
+from runner.core.paths import PROJECT_ROOT
 from runner.paradigms.brainagent.agents import SUBAGENTS
 from runner.paradigms.brainagent.plans import (
     Bindings,
@@ -18,7 +19,6 @@ from runner.paradigms.brainagent.plans import (
     next_segment,
     references,
 )
-from runner.paths import PROJECT_ROOT
 from validation.instance import Instance
 
 

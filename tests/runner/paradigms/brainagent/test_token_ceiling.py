@@ -2,10 +2,10 @@
 supervisor's replies never delegate)."""
 from types import SimpleNamespace
 
+from runner.core.settings import ControlLimits
+from runner.core.transcript import Usage
 from runner.models.base import Completion, ModelSession
 from runner.paradigms.brainagent.loop import BrainAgentLoop
-from runner.settings import ControlLimits
-from runner.transcript import Usage
 from tests.runner.paradigms.test_codeact import make_instance
 
 

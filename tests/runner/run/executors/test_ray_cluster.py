@@ -6,11 +6,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from runner.config import RunConfig
+from runner.core.config import RunConfig
+from runner.core.settings import ResourceLimits
 from runner.run.bundle import WorkerSpec
 from runner.run.executors import EXECUTORS, ray_cluster
 from runner.run.executors.ray_cluster import MB, _capacity, _connected, _round_robin
-from runner.settings import ResourceLimits
 from validation.errors import UserError
 
 

@@ -1,0 +1,1 @@
+"""`make bench`: what the harness costs, measured (ratios in one run, never asserted)."""

@@ -1,0 +1,1 @@
+"""The benchmark library: the instance catalog, ground truth from reference scripts, method ensembles, calibration, mistake sensitivity, packaged data, BrainBench's layout, local datasets, variants and EEGAgentBench's tasks."""

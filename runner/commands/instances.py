@@ -1,0 +1,251 @@
+"""`eegbench instances`: list and filter the instance set, or report its answer statistics
+or its difficulty calibration.
+
+Filtering and rendering only; the baselines are computed in validation/baseline.py, the
+calibration in runner/benchmark/calibration.py.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from runner.benchmark import catalog
+from runner.benchmark.calibration import MIN_RUNS, TaskCalibration, level_medians, step_medians
+from runner.benchmark.mutants import MIN_MUTANTS
+from runner.benchmark.sensitivity import CAUGHT_AT, MIN_CAUGHT, TaskSensitivity
+from validation.baseline import (
+    OVERALL_FLOOR_LIMIT,
+    TASK_FLOOR_LIMIT,
+    MetricBaseline,
+    TaskBaseline,
+    numeric_spread,
+)
+from validation.errors import UserError
+from validation.instance import DIFFICULTY_LEVELS, Instance
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+def filter_instances(instances: list[Instance], subsets: list[str] | None = None,
+                     tasks: list[str] | None = None, difficulties: list[str] | None = None) -> list[Instance]:
+    """Instances matching every given filter (within one filter, any value): subset by name
+    or slug in any case, task by id, difficulty by name. A value that matches nothing raises
+    ValueError naming it."""
+    chosen = list(instances)
+    if subsets:
+        wanted = {catalog.subset_slug(s.strip()) for s in subsets}
+        _known("subset", wanted, {catalog.subset_slug(i.meta_info.bench_subset) for i in instances})
+        chosen = [i for i in chosen if catalog.subset_slug(i.meta_info.bench_subset) in wanted]
+    if tasks:
+        _known("task", set(tasks), {i.task_id for i in instances})
+        chosen = [i for i in chosen if i.task_id in tasks]
+    if difficulties:
+        bad = sorted(set(difficulties) - set(DIFFICULTIES))
+        if bad:
+            raise UserError(f"difficulty {', '.join(bad)}: expected one of {', '.join(DIFFICULTIES)}")
+        chosen = [i for i in chosen if i.meta_info.difficulty in difficulties]
+    return sorted(chosen, key=lambda i: i.case_id)
+
+
+def instances_table(instances: list[Instance]) -> Table:
+    """One row per instance: case id, subset, task, difficulty and its unit types."""
+    table = Table(title=f"{len(instances)} instance(s)", title_justify="left")
+    for name in ("case id", "subset", "task", "difficulty", "units"):
+        table.add_column(name, overflow="fold")
+    for inst in instances:
+        table.add_row(inst.case_id, inst.meta_info.bench_subset, inst.task_id,
+                      inst.meta_info.difficulty or "-", unit_summary(inst))
+    return table
+
+
+def unit_summary(inst: Instance) -> str:
+    """Unit types of one instance with their counts, e.g. 'numeric_check x2, categorical_check'."""
+    counts: dict[str, int] = {}
+    for metric in inst.eval_config.metrics:
+        counts[metric.type] = counts.get(metric.type, 0) + 1
+    return ", ".join(t if n == 1 else f"{t} x{n}" for t, n in counts.items())
+
+
+def stats_table(baselines: list[TaskBaseline]) -> Table:
+    """One row per task and deterministic metric: answers, best constant answer, baseline vs
+    chance, and a verdict."""
+    violations = sum(len(t.violations) for t in baselines)
+    table = Table(title=f"constant-answer baselines: {len(baselines)} task(s), "
+                        f"{violations} violation(s)", title_justify="left")
+    for name in ("task", "n", "metric", "type", "answers", "best constant", "baseline", "chance", "verdict"):
+        table.add_column(name, overflow="fold")
+    for task in baselines:
+        if not task.metrics:
+            table.add_row(task.task_id, str(task.instances), "-", "-", "no deterministic metric",
+                          "-", "-", "-", Text("no baseline", style="yellow"))
+        for metric in task.metrics:
+            table.add_row(task.task_id, str(metric.instances), metric.metric_id, metric.type,
+                          distribution_text(metric), _short(metric.best_answer, 24),
+                          f"{metric.baseline:.3f}", _chance_text(metric), _verdict(metric))
+    return table
+
+
+def floors_table(floors: dict[str, float], gated: set[str]) -> Table:
+    """One row per task: its floor (the best constant answer's expected score) against the
+    limit; tasks not in `gated` (another benchmark's label sets) are shown, not judged."""
+    over = [t for t in gated if floors.get(t, 0.0) > TASK_FLOOR_LIMIT]
+    table = Table(title=f"task floors (best constant answer, 0-100): {len(floors)} task(s), "
+                        f"{len(over)} above {TASK_FLOOR_LIMIT:g}", title_justify="left")
+    for name in ("task", "floor", "verdict"):
+        table.add_column(name)
+    for task, floor in floors.items():
+        if task not in gated:
+            verdict = Text("not gated (its benchmark's label set)", style="yellow")
+        elif floor > TASK_FLOOR_LIMIT:
+            verdict = Text(f"ABOVE {TASK_FLOOR_LIMIT:g}", style="bold red")
+        else:
+            verdict = Text("ok", style="green")
+        table.add_row(task, f"{floor:.1f}", verdict)
+    return table
+
+
+def floor_failures(floors: dict[str, float], gated: set[str], whole: bool) -> list[str]:
+    """What breaks the floor limits: each gated task above TASK_FLOOR_LIMIT and, when `whole`
+    (the selection is the whole benchmark), a mean over the gated tasks above OVERALL_FLOOR_LIMIT."""
+    failures = [f"{t} {floors[t]:.1f} > {TASK_FLOOR_LIMIT:g}" for t in floors
+                if t in gated and floors[t] > TASK_FLOOR_LIMIT]
+    overall = overall_floor(floors, gated)
+    if whole and overall is not None and overall > OVERALL_FLOOR_LIMIT:
+        failures.append(f"overall {overall:.1f} > {OVERALL_FLOOR_LIMIT:g}")
+    return failures
+
+
+def overall_floor(floors: dict[str, float], gated: set[str]) -> float | None:
+    """The mean floor of the gated tasks (None when there is none)."""
+    values = [floor for task, floor in floors.items() if task in gated]
+    return sum(values) / len(values) if values else None
+
+
+def distribution_text(metric: MetricBaseline) -> str:
+    """The answers' distribution: label counts, or the range and spread of numeric answers."""
+    if metric.numeric_range is not None:
+        low, high = metric.numeric_range
+        spread = numeric_spread(metric)
+        spread_text = f", {spread:.0f} x tol" if spread is not None else ""
+        return (f"{len(metric.answers)} distinct in [{low:g}, {high:g}], "
+                f"tol {metric.tolerance:g}{spread_text}")
+    if metric.type != "categorical_check":  # lists: too long to show; say how repetitive
+        top = metric.answers[0].count
+        return f"{len(metric.answers)} distinct, most frequent x{top}"
+    shown = [f"{_short(a.answer, 16)}:{a.count}" for a in metric.answers[:6]]
+    more = len(metric.answers) - len(shown)
+    return " ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _chance_text(metric: MetricBaseline) -> str:
+    text = f"{metric.chance:.3f}"
+    return text + " (no classes!)" if metric.classes_missing else text
+
+
+def _verdict(metric: MetricBaseline) -> Text:
+    if metric.violation:
+        return Text("VIOLATION", style="bold red")
+    if metric.classes_missing:
+        return Text("ok, classes?", style="yellow")
+    return Text("ok", style="green")
+
+
+def _known(what: str, wanted: set[str], available: set[str]) -> None:
+    unknown = sorted(wanted - available)
+    if unknown:
+        raise UserError(f"{what} {', '.join(unknown)}: no instance has it "
+                         f"(known: {', '.join(sorted(available))})")
+
+
+def _short(value: Any, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def calibration_table(rows: list[TaskCalibration], runs: list[str],
+                      sensitivity: dict[str, TaskSensitivity] | None = None) -> Table:
+    """One row per task: label, kind, reference measures, solve rate, mutants caught (of the
+    task's sensitivity record, rescored against its current instances), and the levels measured."""
+    sensitivity = sensitivity or {}
+    medians = level_medians(rows)
+    levels = ", ".join(f"{level} {medians[level]:.2f}" for level in DIFFICULTY_LEVELS if level in medians) or "none"
+    steps = step_medians(rows)
+    step_text = ", ".join(f"{level} {steps[level]:g}" for level in DIFFICULTY_LEVELS if level in steps) or "none"
+    flagged = sum(r.flagged for r in rows)
+    table = Table(title=f"difficulty calibration over {', '.join(runs)}: {len(rows)} task(s), {flagged} flagged; "
+                        f"median solve rate per level: {levels}; median plan steps per level: {step_text}",
+                  title_justify="left")
+    for name in ("task", "label", "kind", "instances (of bindings)", "script lines", "distinct calls", "plan steps",
+                 "ensemble spread", "mutants caught", "runs", "solve rate", "verdict"):
+        table.add_column(name, overflow="fold", no_wrap=name == "task")
+    for row in rows:
+        rate = "-" if row.solve_rate is None else f"{row.solve_rate:.2f}"
+        script = row.script
+        spread = "-" if row.ensemble_spread is None else f"{row.ensemble_spread:.1%}"
+        kept = str(row.instances) if row.bindings in (None, row.instances) else f"{row.instances} of {row.bindings}"
+        table.add_row(row.task_id, row.label or "-", row.kind or "-", kept, str(script.lines) if script else "-",
+                      str(script.calls) if script else "-", _dash(row.plan_steps), spread,
+                      _caught_cell(sensitivity.get(row.task_id)), str(row.runs), rate,
+                      _calibration_verdict(row))
+    return table
+
+
+def _dash(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _calibration_verdict(row: TaskCalibration) -> Text:
+    if row.flagged:
+        verdict = Text(f"solved like {row.suggested}", style="red")
+    elif not row.judged:
+        verdict = Text(f"too few runs (< {MIN_RUNS})" if row.label else "no label", style="yellow")
+    else:
+        verdict = Text("agrees", style="green")
+    if row.built_like:
+        verdict.append(f"; built like {row.built_like}", style="yellow")
+    return verdict
+
+
+def sensitivity_table(verdicts: list[TaskSensitivity]) -> Table:
+    """One row per task: mutants caught of tried, the share of instances each mutant lost
+    points on, the ensemble alternatives accepted, and a verdict."""
+    passing = sum(v.passes for v in verdicts)
+    table = Table(title=f"mistake sensitivity: {passing} of {len(verdicts)} task(s) catch every mutant "
+                        f"(a mutant is caught when it scores <= {CAUGHT_AT:g} on >= {MIN_CAUGHT:.0%} of the "
+                        "instances)", title_justify="left")
+    for name in ("task", "instances", "mutants caught", "share caught per mutant", "alternatives accepted", "verdict"):
+        table.add_column(name, overflow="fold")
+    for v in verdicts:
+        shares = ", ".join(f"{name} {share:.0%}" + (f" ({v.failed[name]} failed)" if name in v.failed else "")
+                           for name, share in v.shares.items())
+        alternatives = "-" if not v.alternatives else f"{v.alternatives_accepted}/{v.alternatives}"
+        table.add_row(v.task_id, str(v.instances), caught_text(v.caught, v.mutants), Text(shares),
+                      alternatives, _sensitivity_verdict(v))
+    return table
+
+
+def _caught_cell(verdict: TaskSensitivity | None) -> Text:
+    if verdict is None:
+        return Text("-")
+    return Text(caught_text(verdict.caught, verdict.mutants), style="green" if verdict.passes else "red")
+
+
+def caught_text(caught: int, tried: int) -> str:
+    """'k/n' mutants caught, or '-' when none were tried."""
+    return f"{caught}/{tried}" if tried else "-"
+
+
+def _sensitivity_verdict(verdict: TaskSensitivity) -> Text:
+    if verdict.passes:
+        return Text("catches every mutant", style="green")
+    problems = []
+    if verdict.mutants < MIN_MUTANTS:
+        problems.append(f"fewer than {MIN_MUTANTS} mutants")
+    if verdict.uncaught:
+        problems.append(f"misses {', '.join(verdict.uncaught)}")
+    if verdict.alternatives_accepted < verdict.alternatives:
+        problems.append(f"rejects {verdict.alternatives - verdict.alternatives_accepted} valid alternative(s)")
+    return Text("; ".join(problems), style="red")
