@@ -2,7 +2,8 @@
 TYPE_CHECKING (read from the source with ast), and the layering the packages promise:
 validation, eegtools and braintools never import the controller; the toolset (braintools,
 which runs in the sandbox's kernel) needs nothing but eegtools; a model client never depends
-on the run store, nor the run settings on the executors or paradigms they name."""
+on the run store, nor the run settings on the executors or paradigms they name; and no
+hand-written module of the packages is over 500 lines."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,6 +40,13 @@ def test_model_clients_and_run_settings_sit_below_the_run():
         assert "runner.run.store" not in reachable(graph, module), module
     settings = reachable(graph, "runner.core.config")
     assert not {m for m in settings if m.startswith(("runner.run", "runner.paradigms", "runner.sandbox"))}, settings
+
+
+def test_no_hand_written_module_is_over_500_lines():
+    long = {str(path.relative_to(PROJECT_ROOT)): n for package in PACKAGES
+            for path in (PROJECT_ROOT / package).rglob("*.py")
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 500}
+    assert not long, long
 
 
 def test_unit_registry_is_a_leaf():

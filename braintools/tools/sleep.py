@@ -8,8 +8,6 @@ label after the coding) and `code` (the value as stored), plus `group` when seve
 """
 from __future__ import annotations
 
-import csv
-import hashlib
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -17,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from braintools import paths, refs
-from braintools.data import Artifact, Table
+from braintools.data import Table
 from braintools.errors import ToolError
 from braintools.registry import New, result, tool
 
@@ -125,14 +123,15 @@ def _number_text(text: str) -> str:
     return str(int(number)) if number.is_integer() else str(number)
 
 
-def _hypnogram(entry_id: str, argument: str = "hypnogram") -> Table:
+def hypnogram_table(entry_id: str, argument: str = "hypnogram") -> Table:
+    """The hypnogram table `entry_id` names; ToolError wrong_kind naming `argument` for another table."""
     hyp = refs.table(entry_id, argument)
     if hyp.kind != "hypnogram":
         raise ToolError("wrong_kind", f"{argument}: {entry_id} is a {hyp.kind} table, not a hypnogram", argument=argument)
     return hyp
 
 
-def _per_group(hyp: Table, compute: Callable[[np.ndarray], dict[str, Any]]) -> dict[str, Any]:
+def per_group(hyp: Table, compute: Callable[[np.ndarray], dict[str, Any]]) -> dict[str, Any]:
     """compute(stages) for the hypnogram, or {group: compute(stages)} when it holds groups."""
     frame = hyp.frame
     if "group" not in frame.columns:
@@ -158,7 +157,7 @@ def check_epoch_range(hypnogram: str, first_epoch: int, last_epoch: int) -> dict
     last_epoch : int
         Last epoch number of the range.
     """
-    hyp = _hypnogram(hypnogram)
+    hyp = hypnogram_table(hypnogram)
     reason = "none"
     if hyp.frame.empty:
         selected = list(hyp.meta.get("selection", {}))
@@ -184,7 +183,7 @@ def crop_hypnogram(hypnogram: str, first_epoch: int, last_epoch: int, strict: bo
     strict : bool, optional
         Refuse a range outside the hypnogram (False: keep whatever overlaps, possibly nothing).
     """
-    hyp = _hypnogram(hypnogram)
+    hyp = hypnogram_table(hypnogram)
     epochs = hyp.frame["epoch"]
     if strict and (hyp.frame.empty or first_epoch > last_epoch or first_epoch < int(epochs.min())
                    or last_epoch > int(epochs.max())):
@@ -206,7 +205,7 @@ def stage_at(hypnogram: str, epochs: list[int]) -> dict[str, object]:
     epochs : list of int
         Epoch numbers.
     """
-    frame = _hypnogram(hypnogram).frame
+    frame = hypnogram_table(hypnogram).frame
     lookup = dict(zip(frame["epoch"].astype(int), frame["stage"].astype(str)))
     missing = [e for e in epochs if e not in lookup]
     if missing:
@@ -246,7 +245,7 @@ def stage_statistics(hypnogram: str, stages: list[str] | None = None, wake: list
     groups : dict of str to list of str, optional
         Extra rows combining stages, e.g. {"NREM": ["N1", "N2", "N3"]}.
     """
-    hyp = _hypnogram(hypnogram)
+    hyp = hypnogram_table(hypnogram)
     if denominator != "all" and not wake:
         raise ToolError("bad_argument", f"wake: the {denominator!r} denominator needs the wake labels", argument="wake")
     epoch_min = hyp.meta["epoch_s"] / 60.0
@@ -258,7 +257,7 @@ def stage_statistics(hypnogram: str, stages: list[str] | None = None, wake: list
         total = len(labels) if denominator != "sleep" else int((~np.isin(labels, wake or [])).sum())
         return {name: _stage_record(labels, members, total, epoch_min, hyp.meta["epoch_s"]) for name, members in names.items()}
 
-    return {"statistics": result("stage_statistics", _per_group(hyp, compute), denominator=denominator,
+    return {"statistics": result("stage_statistics", per_group(hyp, compute), denominator=denominator,
                                  epoch_s=hyp.meta["epoch_s"])}
 
 
@@ -296,14 +295,14 @@ def sleep_metrics(hypnogram: str, wake: list[str], rem: list[str] | None = None,
     decimals : int, optional
         Round every metric to this many decimals (before any later thresholding).
     """
-    hyp = _hypnogram(hypnogram)
+    hyp = hypnogram_table(hypnogram)
     epoch_min = hyp.meta["epoch_s"] / 60.0
 
     def compute(labels: np.ndarray) -> dict[str, Any]:
         values = _metrics(labels, wake, rem, rem_latency_from, epoch_min)
         return {k: (round(v, decimals) if decimals is not None and isinstance(v, float) else v) for k, v in values.items()}
 
-    return {"metrics": result("sleep_metrics", _per_group(hyp, compute), epoch_s=hyp.meta["epoch_s"])}
+    return {"metrics": result("sleep_metrics", per_group(hyp, compute), epoch_s=hyp.meta["epoch_s"])}
 
 
 def _metrics(labels: np.ndarray, wake: list[str], rem: list[str] | None, rem_from: str, epoch_min: float) -> dict[str, Any]:
@@ -336,7 +335,7 @@ def awakenings(hypnogram: str, wake: list[str], min_epochs: int = 1,
     within : str, optional
         Look inside the sleep period (first to last sleep epoch) or over the whole record.
     """
-    hyp = _hypnogram(hypnogram)
+    hyp = hypnogram_table(hypnogram)
     if min_epochs < 1:
         raise ToolError("bad_argument", "min_epochs: must be at least 1", argument="min_epochs")
     epoch_min = hyp.meta["epoch_s"] / 60.0
@@ -347,7 +346,7 @@ def awakenings(hypnogram: str, wake: list[str], min_epochs: int = 1,
         return {"n_awakenings": sum(n >= min_epochs for n in bouts), "n_wake_bouts": len(bouts),
                 "wake_min": sum(bouts) * epoch_min, "longest_wake_min": max(bouts, default=0) * epoch_min}
 
-    return {"awakenings": result("awakenings", _per_group(hyp, compute), min_epochs=min_epochs, within=within)}
+    return {"awakenings": result("awakenings", per_group(hyp, compute), min_epochs=min_epochs, within=within)}
 
 
 def _onset_index(stages: np.ndarray, wake: list[str], onset_min_epochs: int) -> int | None:
@@ -386,7 +385,7 @@ def stage_latency(hypnogram: str, wake: list[str], stages: list[str], onset_min_
     count : str, optional
         "elapsed": every epoch between onset and the stage; "sleep": only the sleep epochs (wake left out).
     """
-    hyp = _hypnogram(hypnogram)
+    hyp = hypnogram_table(hypnogram)
     _check_onset(onset_min_epochs)
     if not stages:
         raise ToolError("bad_argument", "stages: give at least one label", argument="stages")
@@ -412,349 +411,3 @@ def stage_latency(hypnogram: str, wake: list[str], stages: list[str], onset_min_
         value = {g: compute(frame.loc[frame["group"] == g, "stage"].astype(str).to_numpy(),
                             frame.loc[frame["group"] == g, "epoch"].to_numpy()) for g in hyp.meta.get("groups", [])}
     return {"latency": result("stage_latency", value, stages=stages, onset_min_epochs=onset_min_epochs, count=count)}
-
-
-@tool("sleep")
-def stage_transitions(hypnogram: str, wake: list[str] | None = None) -> dict[str, object]:
-    """Stage changes between consecutive epochs: their number, the transition counts, and sleep-to-wake transitions per hour of sleep.
-
-    Parameters
-    ----------
-    %(hypnogram)s
-    wake : list of str, optional
-        Labels that count as wake (for the sleep-to-wake counts).
-    """
-    hyp = _hypnogram(hypnogram)
-    epoch_h = hyp.meta["epoch_s"] / 3600.0
-
-    def compute(labels: np.ndarray) -> dict[str, Any]:
-        before, after = labels[:-1], labels[1:]
-        matrix = pd.crosstab(pd.Series(before, name="from"), pd.Series(after, name="to")) if len(before) else pd.DataFrame()
-        out: dict[str, Any] = {"n_stage_shifts": int((before != after).sum()),
-                               "counts": {str(a): {str(b): int(v) for b, v in row.items()} for a, row in matrix.iterrows()}}
-        if wake:
-            to_wake = int((~np.isin(before, wake) & np.isin(after, wake)).sum())
-            sleep_h = float((~np.isin(labels, wake)).sum() * epoch_h)
-            out |= {"n_sleep_to_wake": to_wake, "sleep_to_wake_per_hour": to_wake / sleep_h if sleep_h else None}
-        return out
-
-    return {"transitions": result("stage_transitions", _per_group(hyp, compute))}
-
-
-@tool("sleep")
-def hypnogram_agreement(reference: str, other: str, labels: list[str] | None = None) -> dict[str, object]:
-    """Epoch-by-epoch agreement of two hypnograms: accuracy (percent), Cohen's kappa and the confusion matrix.
-
-    Parameters
-    ----------
-    %(reference)s
-    other : str
-        Id of the hypnogram compared (columns), with as many epochs.
-    labels : list of str, optional
-        The label set of the kappa and the matrix (default: every label present).
-    """
-    a = _hypnogram(reference, "reference").frame["stage"].astype(str).to_numpy()
-    b = _hypnogram(other, "other").frame["stage"].astype(str).to_numpy()
-    if len(a) != len(b) or not len(a):
-        raise ToolError("bad_argument", f"other: {len(b)} epochs against {len(a)} in the reference", argument="other")
-    names = labels or sorted(set(a) | set(b))
-    index = {n: i for i, n in enumerate(names)}
-    keep = np.array([x in index and y in index for x, y in zip(a, b)])
-    matrix = np.zeros((len(names), len(names)), int)
-    np.add.at(matrix, ([index[x] for x in a[keep]], [index[y] for y in b[keep]]), 1)
-    n = matrix.sum()
-    observed = np.trace(matrix) / n
-    expected = float((matrix.sum(axis=1) @ matrix.sum(axis=0)) / n ** 2)
-    kappa = (observed - expected) / (1 - expected) if expected < 1 else None
-    confusion = {r: {c: int(matrix[i, j]) for j, c in enumerate(names)} for i, r in enumerate(names)}
-    return {"agreement": result("agreement", {"accuracy_pct": 100.0 * float(np.mean(a == b)), "kappa": kappa,
-                                              "n_epochs": len(a), "confusion": confusion}, labels=names)}
-
-
-@tool("sleep")
-def check_criteria(result_id: str, minimum: dict[str, float] | None = None, maximum: dict[str, float] | None = None,
-                   label: str = "criteria") -> dict[str, object]:
-    """Whether a result's values meet thresholds: value >= minimum and value <= maximum (both inclusive).
-
-    Parameters
-    ----------
-    result_id : str
-        Id of a result whose value maps names to numbers (e.g. sleep_metrics).
-    minimum : dict of str to float, optional
-        Name -> smallest acceptable value.
-    maximum : dict of str to float, optional
-        Name -> largest acceptable value.
-    label : str, optional
-        What meeting all criteria means, used in the summary text.
-    """
-    value = refs.result_value(result_id, "result_id")
-    checks: dict[str, Any] = {}
-    for bounds, op in ((minimum or {}, ">="), (maximum or {}, "<=")):
-        for name, limit in bounds.items():
-            if not isinstance(value, dict) or not isinstance(value.get(name), (int, float)):
-                raise ToolError("bad_argument", f"{'minimum' if op == '>=' else 'maximum'}: {name!r} is not a number in {result_id}",
-                                argument="minimum" if op == ">=" else "maximum")
-            met = value[name] >= limit if op == ">=" else value[name] <= limit
-            checks[name] = {"value": value[name], "operation": op, "limit": limit, "met": bool(met)}
-    if not checks:
-        raise ToolError("bad_argument", "minimum/maximum: give at least one criterion", argument="minimum")
-    all_met = all(c["met"] for c in checks.values())
-    parts = [f"{n} {c['value']:g} {c['operation']} {c['limit']:g}: {'met' if c['met'] else 'not met'}" for n, c in checks.items()]
-    text = f"{label}: {'yes' if all_met else 'no'} ({'; '.join(parts)})"
-    return {"criteria": result("criteria", {"all_met": all_met, "checks": checks, "summary": text})}
-
-
-# ----------------------------------------------------------------------------- export
-
-@tool("sleep")
-def export_hypnogram(hypnogram: str, path: str, layout: Literal["runs", "epochs"] = "runs",
-                     columns: list[str] | None = None, stage_names: dict[str, str] | None = None) -> dict[str, object]:
-    """Write a hypnogram as CSV under /workspace/file_check: one row per run of a stage (onset, duration, stage) or per epoch.
-
-    Onsets and durations are whole seconds (int) when epoch_s is whole, from the first epoch's start.
-
-    Parameters
-    ----------
-    %(hypnogram)s
-    path : str
-        The output file, e.g. "file_check/hypnogram.csv".
-    layout : str, optional
-        "runs": maximal runs of one stage; "epochs": one row per epoch.
-    columns : list of str, optional
-        The three column names for onset, duration and stage (default onset_s, duration_s, stage).
-    stage_names : dict of str to str, optional
-        Label -> name written (default: the labels).
-    """
-    hyp = _hypnogram(hypnogram)
-    header = columns or ["onset_s", "duration_s", "stage"]
-    if len(header) != 3:
-        raise ToolError("bad_argument", "columns: give three names (onset, duration, stage)", argument="columns")
-    rows = _export_rows(hyp.frame["stage"].astype(str).to_numpy(), hyp.meta["epoch_s"], layout, stage_names or {})
-    file = paths.output_path(path)
-    with open(file, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    data = file.read_bytes()
-    shown = f"file_check/{file.relative_to(paths.output_root().resolve())}"
-    firsts: dict[str, Any] = {}
-    for onset, _, name in rows:
-        firsts.setdefault(str(name), onset)
-    artifact = Artifact(shown, "csv", len(data), hashlib.sha256(data).hexdigest())
-    return {"artifact": New("artifacts", "art", artifact),
-            "summary": result("export", {"path": shown, "n_rows": len(rows), "columns": header,
-                                         "total_duration_s": sum(r[1] for r in rows), "first_onset_s": firsts})}
-
-
-def _export_rows(labels: np.ndarray, epoch_s: float, layout: str, names: dict[str, str]) -> list[list[Any]]:
-    def sec(x: float) -> float | int:
-        return int(x) if float(x).is_integer() else float(x)
-
-    if layout == "epochs":
-        return [[sec(i * epoch_s), sec(epoch_s), names.get(s, s)] for i, s in enumerate(labels)]
-    edges = np.flatnonzero(labels[1:] != labels[:-1]) + 1 if len(labels) else np.array([], int)
-    starts = np.concatenate([[0], edges]).astype(int) if len(labels) else np.array([], int)
-    stops = np.concatenate([edges, [len(labels)]]).astype(int) if len(labels) else np.array([], int)
-    return [[sec(a * epoch_s), sec((b - a) * epoch_s), names.get(labels[a], labels[a])] for a, b in zip(starts, stops)]
-
-
-# ----------------------------------------------------------------------------- signals (YASA)
-
-@tool("sleep")
-def auto_stage(recording: str, eeg_name: str, eog_name: str | None = None, emg_name: str | None = None,
-               epoch_s: float = 30.0) -> dict[str, object]:
-    """Automatic sleep staging with yasa.SleepStaging (its pre-trained model) on a recording read by MNE, as a hypnogram.
-
-    Labels are YASA's: WAKE, N1, N2, N3, REM; one per 30-s epoch from the start of the recording.
-
-    Parameters
-    ----------
-    recording : str
-        Id of a recording (EDF/FIF... read by MNE), used as stored.
-    eeg_name : str
-        The EEG channel.
-    eog_name : str, optional
-        An EOG channel (omit to stage without one).
-    emg_name : str, optional
-        An EMG channel (omit to stage without one).
-    epoch_s : float, optional
-        Epoch length recorded in the hypnogram (YASA stages 30-s epochs).
-    """
-    import warnings
-
-    import yasa  # type: ignore[import-untyped]
-
-    rec = refs.recording(recording)
-    if rec.raw is None:
-        raise ToolError("unsupported", "recording: auto_stage needs a file MNE reads", argument="recording")
-    for name, argument in ((eeg_name, "eeg_name"), (eog_name, "eog_name"), (emg_name, "emg_name")):
-        if name is not None and name not in rec.ch_names:
-            raise ToolError("unknown_channel", f"{argument}: no channel {name!r}", argument=argument)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        staging = yasa.SleepStaging(rec.raw.copy().load_data(verbose="ERROR"), eeg_name=eeg_name, eog_name=eog_name, emg_name=emg_name)
-        hypno = staging.predict()
-    stages = [str(x) for x in getattr(hypno, "hypno", hypno)]
-    frame = pd.DataFrame({"epoch": np.arange(1, len(stages) + 1), "onset_s": np.arange(len(stages)) * epoch_s,
-                          "stage": stages, "code": stages})
-    meta = {"epoch_s": epoch_s, "labels": ["WAKE", "N1", "N2", "N3", "REM"], "n_epochs": len(stages), "scorer": "yasa"}
-    return {"hypnogram": New("labels", "lab", Table(frame, "hypnogram", meta))}
-
-
-def _one_channel(source: str, channel: str | None) -> tuple[np.ndarray, float, str]:
-    sig = refs.signal(source)
-    if channel is None and len(sig.ch_names) != 1:
-        raise ToolError("bad_argument", f"channel: the signal has {len(sig.ch_names)} channels; name one", argument="channel")
-    index = 0 if channel is None else refs.channel_indices(sig.ch_names, [channel], "channel")[0]
-    return sig.data[index], sig.sfreq, sig.ch_names[index]
-
-
-def _detections(found: Any, name: str, start_s: float, what: str) -> dict[str, object]:
-    frame = found.summary() if found is not None else pd.DataFrame()
-    if len(frame):
-        for column in ("Start", "Peak", "End", "NegPeak", "MidCrossing", "PosPeak"):
-            if column in frame.columns:
-                frame[column] = frame[column] + start_s
-        frame.insert(0, "onset_s", frame["Start"])
-        frame.insert(1, "channel", name)
-    numeric = frame.select_dtypes("number").drop(columns=["onset_s", "Start", "End", "Peak", "NegPeak", "MidCrossing",
-                                                          "PosPeak", "IdxChannel"], errors="ignore")
-    summary = {"n": len(frame), "mean": {str(k): float(v) for k, v in numeric.mean().items()} if len(frame) else {}}
-    return {"events": New("events", "evt", Table(frame.reset_index(drop=True), what, {"channel": name})),
-            "summary": result(what, summary, channel=name)}
-
-
-@tool("sleep")
-def detect_slow_waves(source: str, channel: str | None = None, freq_sw: list[float] | None = None,
-                      dur_neg: list[float] | None = None, dur_pos: list[float] | None = None,
-                      amp_neg: list[float] | None = None, amp_pos: list[float] | None = None,
-                      amp_ptp: list[float] | None = None, coupling: bool = False,
-                      remove_outliers: bool = False) -> dict[str, object]:
-    """Slow waves with yasa.sw_detect on one channel (µV), as an events table and a summary (count, mean of each property).
-
-    Ranges left out take yasa.sw_detect's defaults. Event times are seconds from the recording's start.
-
-    Parameters
-    ----------
-    %(source_uv)s
-    %(channel_one_channel_signal)s
-    freq_sw : list of float, optional
-        Slow-wave band [low, high] in Hz.
-    dur_neg : list of float, optional
-        Duration range of the negative deflection in seconds.
-    dur_pos : list of float, optional
-        Duration range of the positive deflection in seconds.
-    amp_neg : list of float, optional
-        Amplitude range of the negative peak in µV.
-    amp_pos : list of float, optional
-        Amplitude range of the positive peak in µV.
-    amp_ptp : list of float, optional
-        Peak-to-peak amplitude range in µV.
-    coupling : bool, optional
-        Compute phase-amplitude coupling with spindles.
-    %(remove_outliers)s
-    """
-    import yasa
-
-    x, sfreq, name = _one_channel(source, channel)
-    ranges = {"freq_sw": freq_sw, "dur_neg": dur_neg, "dur_pos": dur_pos, "amp_neg": amp_neg, "amp_pos": amp_pos,
-              "amp_ptp": amp_ptp}
-    kwargs = {k: tuple(_pair(v, k)) for k, v in ranges.items() if v is not None}
-    found = yasa.sw_detect(x, sfreq, coupling=coupling, remove_outliers=remove_outliers, verbose="ERROR", **kwargs)
-    return _detections(found, name, refs.signal(source).start_s, "slow_waves")
-
-
-@tool("sleep")
-def detect_spindles(source: str, channel: str | None = None, freq_sp: list[float] | None = None,
-                    freq_broad: list[float] | None = None, duration: list[float] | None = None,
-                    min_distance_ms: float = 500.0, rel_pow: float | None = None, corr: float | None = None,
-                    rms: float | None = None, remove_outliers: bool = False) -> dict[str, object]:
-    """Sleep spindles with yasa.spindles_detect on one channel (µV), as an events table and a summary.
-
-    Settings left out take yasa.spindles_detect's defaults; a threshold given as null is not used.
-
-    Parameters
-    ----------
-    %(source_uv)s
-    %(channel_one_channel_signal)s
-    freq_sp : list of float, optional
-        Spindle band [low, high] in Hz.
-    freq_broad : list of float, optional
-        Broad band [low, high] in Hz for the relative power.
-    duration : list of float, optional
-        Duration range in seconds.
-    min_distance_ms : float, optional
-        Spindles closer than this are merged.
-    rel_pow : float, optional
-        Relative power threshold.
-    corr : float, optional
-        Moving correlation threshold.
-    rms : float, optional
-        Moving RMS threshold (in standard deviations).
-    %(remove_outliers)s
-    """
-    import yasa
-
-    x, sfreq, name = _one_channel(source, channel)
-    kwargs: dict[str, Any] = {k: tuple(_pair(v, k)) for k, v in
-                              {"freq_sp": freq_sp, "freq_broad": freq_broad, "duration": duration}.items() if v is not None}
-    thresh = {k: v for k, v in {"rel_pow": rel_pow, "corr": corr, "rms": rms}.items() if v is not None}
-    if thresh:
-        kwargs["thresh"] = {**{"rel_pow": 0.2, "corr": 0.65, "rms": 1.5}, **thresh}
-    found = yasa.spindles_detect(x, sfreq, min_distance=min_distance_ms, remove_outliers=remove_outliers,
-                                 verbose="ERROR", **kwargs)
-    return _detections(found, name, refs.signal(source).start_s, "spindles")
-
-
-def _pair(values: list[float], argument: str) -> list[float]:
-    if len(values) != 2 or values[0] > values[1]:
-        raise ToolError("bad_argument", f"{argument}: a range is [low, high]", argument=argument)
-    return [float(v) for v in values]
-
-
-@tool("sleep")
-def epoch_relative_power(source: str, epochs: dict[str, int], band: list[float], total_band: list[float],
-                         epoch_s: float = 30.0, segment_s: float = 4.0, overlap: float = 0.5,
-                         max_ptp_uv: float | None = None) -> dict[str, object]:
-    """Relative band power of chosen scoring epochs, averaged over channels, skipping a channel's epoch when its peak-to-peak is too large.
-
-    Epoch k (numbered from 1) is samples (k-1)*L .. k*L of the signal, L = round(epoch_s * sfreq).
-    Per channel: Welch PSD (Hann, nperseg = round(segment_s * sfreq), noverlap = floor(nperseg *
-    overlap)), then the sum of bins in band over the sum in total_band (half-open: low <= f < high).
-
-    Parameters
-    ----------
-    %(source_uv)s
-    epochs : dict of str to int
-        Label -> epoch number, e.g. {"A": 12}.
-    band : list of float
-        [low, high] in Hz of the band of interest.
-    total_band : list of float
-        [low, high] in Hz of the reference band.
-    epoch_s : float, optional
-        Epoch length in seconds.
-    %(segment_s)s
-    %(overlap)s
-    max_ptp_uv : float, optional
-        Skip a channel's epoch whose peak-to-peak amplitude exceeds this (µV).
-    """
-    from scipy import signal as sps
-
-    sig = refs.signal(source)
-    length, nperseg = int(round(epoch_s * sig.sfreq)), int(round(segment_s * sig.sfreq))
-    lo, hi = _pair(band, "band")
-    tlo, thi = _pair(total_band, "total_band")
-    out: dict[str, Any] = {}
-    for label, number in epochs.items():
-        if number < 1 or number * length > sig.n_samples:
-            raise ToolError("out_of_range", f"epochs: epoch {number} of {label!r} is not inside the signal", argument="epochs")
-        block = sig.data[:, (number - 1) * length:number * length]
-        ratios = {}
-        for name, x in zip(sig.ch_names, block):
-            if max_ptp_uv is not None and np.ptp(x) > max_ptp_uv:
-                continue
-            freqs, psd = sps.welch(x, sig.sfreq, window="hann", nperseg=nperseg, noverlap=int(nperseg * overlap))
-            ratios[name] = float(psd[(freqs >= lo) & (freqs < hi)].sum() / psd[(freqs >= tlo) & (freqs < thi)].sum())
-        out[label] = {"epoch": number, "score": float(np.mean(list(ratios.values()))) if ratios else None,
-                      "n_channels": len(ratios), "channels": ratios}
-    return {"power": result("epoch_relative_power", out, band=band, total_band=total_band)}

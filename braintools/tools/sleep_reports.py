@@ -25,7 +25,8 @@ from braintools.registry import New, result, tool
 # ----------------------------------------------------------------------------- helpers
 
 
-def _hyp(entry_id: str, argument: str = "hypnogram", single: bool = True) -> Table:
+def hypnogram_entry(entry_id: str, argument: str = "hypnogram", single: bool = True) -> Table:
+    """The non-empty hypnogram `entry_id` names (one night unless not `single`); ToolError naming `argument`."""
     table = refs.table(entry_id, argument)
     if table.kind != "hypnogram":
         raise ToolError("wrong_kind", f"{argument}: {entry_id} is a {table.kind} table, not a hypnogram", argument=argument)
@@ -37,16 +38,18 @@ def _hyp(entry_id: str, argument: str = "hypnogram", single: bool = True) -> Tab
     return table
 
 
-def _labels(hyp: Table) -> np.ndarray:
+def stage_labels(hyp: Table) -> np.ndarray:
+    """The hypnogram's stage of each epoch, as text."""
     return np.asarray(hyp.frame["stage"].astype(str).to_numpy())
 
 
-def _stages(hyp: Table, stages: list[str] | None) -> list[str]:
-    return list(stages) if stages else [str(s) for s in hyp.meta.get("labels", sorted(set(_labels(hyp))))]
+def stages_or_all(hyp: Table, stages: list[str] | None) -> list[str]:
+    """`stages` when given, else the hypnogram's labels (its coding's, or those it holds)."""
+    return list(stages) if stages else [str(s) for s in hyp.meta.get("labels", sorted(set(stage_labels(hyp))))]
 
 
 def _known(hyp: Table, names: list[str], argument: str) -> None:
-    present = set(_labels(hyp)) | {str(s) for s in hyp.meta.get("labels", [])}
+    present = set(stage_labels(hyp)) | {str(s) for s in hyp.meta.get("labels", [])}
     unknown = [n for n in names if n not in present]
     if unknown:
         raise ToolError("bad_argument", f"{argument}: labels {unknown} are not in the hypnogram "
@@ -105,9 +108,9 @@ def stage_time_table(hypnogram: str, block_min: float = 60.0, stages: list[str] 
     column_names : dict of str to str, optional
         Stage label -> column name (default: "<label>_min").
     """
-    hyp = _hyp(hypnogram)
-    labels, epoch_s = _labels(hyp), float(hyp.meta["epoch_s"])
-    names = _stages(hyp, stages)
+    hyp = hypnogram_entry(hypnogram)
+    labels, epoch_s = stage_labels(hyp), float(hyp.meta["epoch_s"])
+    names = stages_or_all(hyp, stages)
     per_block = block_min * 60.0 / epoch_s
     if block_min <= 0 or not float(per_block).is_integer():
         raise ToolError("bad_argument", f"block_min: {block_min} min is not a whole number of {epoch_s:g}-s epochs",
@@ -143,16 +146,16 @@ def stage_distribution(hypnogram: str, wake: list[str], parts: int = 2, stages: 
         Number of parts.
     %(stages)s
     """
-    hyp = _hyp(hypnogram)
+    hyp = hypnogram_entry(hypnogram)
     if parts < 1:
         raise ToolError("bad_argument", "parts: must be at least 1", argument="parts")
-    labels, epoch_min = _labels(hyp), float(hyp.meta["epoch_s"]) / 60.0
+    labels, epoch_min = stage_labels(hyp), float(hyp.meta["epoch_s"]) / 60.0
     first, last = _sleep_span(labels, wake)
     period = labels[first:last + 1]
     size = len(period)
     if parts > size:
         raise ToolError("bad_argument", f"parts: the sleep period has only {size} epochs", argument="parts")
-    names = _stages(hyp, stages)
+    names = stages_or_all(hyp, stages)
     totals = {s: int((period == s).sum()) for s in names}
     out: dict[str, Any] = {}
     for i in range(parts):
@@ -192,11 +195,11 @@ def cycle_table(hypnogram: str, wake: list[str], rem: list[str], merge_gap_min: 
     stages : list of str, optional
         The stages whose minutes are tabulated per cycle (default: the coding's labels).
     """
-    hyp = _hyp(hypnogram)
+    hyp = hypnogram_entry(hypnogram)
     _known(hyp, rem, "rem")
     if merge_gap_min < 0:
         raise ToolError("bad_argument", "merge_gap_min: must not be negative", argument="merge_gap_min")
-    labels, epoch_min = _labels(hyp), float(hyp.meta["epoch_s"]) / 60.0
+    labels, epoch_min = stage_labels(hyp), float(hyp.meta["epoch_s"]) / 60.0
     numbers = hyp.frame["epoch"].astype(int).to_numpy()
     onset, last_sleep = _sleep_span(labels, wake)
     periods: list[list[int]] = []
@@ -206,7 +209,7 @@ def cycle_table(hypnogram: str, wake: list[str], rem: list[str], merge_gap_min: 
             periods[-1][1] = int(pos)
         else:
             periods.append([int(pos), int(pos)])
-    names = _stages(hyp, stages)
+    names = stages_or_all(hyp, stages)
     night = {s: int((labels == s).sum()) for s in names}
     rows, shares, start = [], {}, onset
     for k, (a, b) in enumerate(periods, start=1):
@@ -258,9 +261,9 @@ def plot_hypnogram(hypnogram: str, path: str, order: list[str] | None = None, ti
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    hyp = _hyp(hypnogram)
-    labels, epoch_s = _labels(hyp), float(hyp.meta["epoch_s"])
-    levels = _stages(hyp, order)
+    hyp = hypnogram_entry(hypnogram)
+    labels, epoch_s = stage_labels(hyp), float(hyp.meta["epoch_s"])
+    levels = stages_or_all(hyp, order)
     missing = sorted(set(labels) - set(levels))
     if missing:
         raise ToolError("bad_argument", f"order: the hypnogram also holds {missing}", argument="order")
@@ -300,14 +303,14 @@ def night_summary(hypnogram: str, wake: list[str], stages: list[str] | None = No
     stages : list of str, optional
         The stages given minutes and percentages (default: the coding's labels).
     """
-    hyp = _hyp(hypnogram, single=False)
-    names = _stages(hyp, stages)
+    hyp = hypnogram_entry(hypnogram, single=False)
+    names = stages_or_all(hyp, stages)
     epoch_min = float(hyp.meta["epoch_s"]) / 60.0
     frame = hyp.frame
     groups = [str(g) for g in dict.fromkeys(frame["group"].astype(str))] if "group" in frame.columns else [None]
     records: dict[str, dict[str, Any]] = {}
     for g in groups:
-        labels = _labels(hyp) if g is None else frame.loc[frame["group"].astype(str) == g, "stage"].astype(str).to_numpy()
+        labels = stage_labels(hyp) if g is None else frame.loc[frame["group"].astype(str) == g, "stage"].astype(str).to_numpy()
         asleep = ~np.isin(labels, wake)
         n_sleep = int(asleep.sum())
         first, last = _sleep_span(labels, wake) if n_sleep else (len(labels), len(labels) - 1)
@@ -344,8 +347,8 @@ def epoch_agreement(reference: str, other: str, labels: list[str] | None = None)
     labels : list of str, optional
         The label set (default: every label either holds, sorted).
     """
-    ref, oth = _hyp(reference, "reference", single=False), _hyp(other, "other", single=False)
-    a, b = _labels(ref), _labels(oth)
+    ref, oth = hypnogram_entry(reference, "reference", single=False), hypnogram_entry(other, "other", single=False)
+    a, b = stage_labels(ref), stage_labels(oth)
     groups_a = ref.frame["group"].astype(str).to_numpy() if "group" in ref.frame.columns else np.full(len(a), "all")
     groups_b = oth.frame["group"].astype(str).to_numpy() if "group" in oth.frame.columns else np.full(len(b), "all")
     if len(a) != len(b) or not np.array_equal(groups_a, groups_b):
@@ -432,122 +435,10 @@ def bland_altman(reference: str, other: str, feature: str, feature_other: str | 
 # ----------------------------------------------------------------------------- signals by stage
 
 
-def _epoch_of(hyp: Table, times: np.ndarray) -> np.ndarray:
+def epoch_of(hyp: Table, times: np.ndarray) -> np.ndarray:
     """Row position of the epoch holding each time (s from the recording start), -1 outside."""
     onsets = hyp.frame["onset_s"].astype(float).to_numpy()
     epoch_s = float(hyp.meta["epoch_s"])
     pos = np.searchsorted(onsets, times, side="right") - 1
     inside = (pos >= 0) & (times < onsets[np.clip(pos, 0, None)] + epoch_s)
     return np.where(inside, pos, -1)
-
-
-@tool("sleep")
-def events_per_stage(events: str, hypnogram: str, time_column: str = "onset_s", stages: list[str] | None = None) -> dict[str, object]:
-    """Count events (e.g. detected slow waves or spindles) per sleep stage, and their density per minute of that stage.
-
-    Each event goes to the scoring epoch whose interval [onset, onset + epoch length) holds
-    its time (seconds from the recording's start, as the detectors report it); events in no
-    epoch are counted as outside.
-
-    Parameters
-    ----------
-    %(events)s
-    hypnogram : str
-        Id of a hypnogram of the same recording (one night).
-    time_column : str, optional
-        The column giving each event's time in seconds, e.g. "onset_s", "NegPeak" or "Peak".
-    %(stages)s
-    """
-    table = refs.table(events, "events")
-    hyp = _hyp(hypnogram)
-    if len(table.frame) and time_column not in table.frame.columns:
-        raise ToolError("bad_argument", f"time_column: no column {time_column!r}; columns: {list(table.frame.columns)}",
-                        argument="time_column")
-    times = table.frame[time_column].astype(float).to_numpy() if len(table.frame) else np.array([])
-    pos = _epoch_of(hyp, times)
-    labels, epoch_min = _labels(hyp), float(hyp.meta["epoch_s"]) / 60.0
-    out: dict[str, Any] = {}
-    for s in _stages(hyp, stages):
-        minutes = int((labels == s).sum()) * epoch_min
-        count = int(sum(1 for p in pos if p >= 0 and labels[p] == s))
-        out[s] = {"count": count, "minutes": minutes, "per_min": count / minutes if minutes else None}
-    return {"per_stage": result("events_per_stage", out, time_column=time_column, n_events=len(times),
-                                outside=int((pos < 0).sum()))}
-
-
-@tool("sleep")
-def stage_band_power(source: str, hypnogram: str, band: list[float], stages: list[str] | None = None,
-                     channel: str | None = None, method: Literal["welch", "multitaper"] = "welch", segment_s: float = 4.0,
-                     overlap: float = 0.5, bandwidth_hz: float | None = None, max_ptp_uv: float | None = None) -> dict[str, object]:
-    """Band power of one channel per scoring epoch, averaged over the epochs of each stage (µV²), skipping epochs with too large a peak-to-peak.
-
-    An epoch is the signal's samples inside [onset, onset + epoch length) of a hypnogram row;
-    epochs not wholly inside the signal are left out. Per epoch: PSD by Welch (Hann, nperseg
-    = round(segment_s * sfreq), noverlap = floor(nperseg * overlap), density) or multitaper
-    (mne.time_frequency.psd_array_multitaper, optional half-bandwidth), then band power =
-    sum of the PSD over low <= f < high times the frequency step.
-
-    Parameters
-    ----------
-    source : str
-        Id of a signal (µV) of the hypnogram's recording.
-    %(hypnogram_night)s
-    %(band)s
-    %(stages)s
-    %(channel_one_channel_signal)s
-    method : str, optional
-        Spectral estimator.
-    %(segment_s)s
-    %(overlap)s
-    bandwidth_hz : float, optional
-        Multitaper bandwidth in Hz (default: MNE's).
-    max_ptp_uv : float, optional
-        Leave out an epoch whose peak-to-peak amplitude exceeds this (µV).
-    """
-    from scipy import signal as sps
-
-    sig = refs.signal(source)
-    hyp = _hyp(hypnogram)
-    if channel is None and len(sig.ch_names) != 1:
-        raise ToolError("bad_argument", f"channel: the signal has {len(sig.ch_names)} channels; name one", argument="channel")
-    index = 0 if channel is None else refs.channel_indices(sig.ch_names, [channel], "channel")[0]
-    if len(band) != 2 or not 0 <= band[0] < band[1]:
-        raise ToolError("bad_argument", "band: a range is [low, high] with 0 <= low < high", argument="band")
-    if not 0 <= overlap < 1 or segment_s <= 0:
-        raise ToolError("bad_argument", "segment_s/overlap: need segment_s > 0 and 0 <= overlap < 1", argument="overlap")
-    x, sf = sig.data[index], sig.sfreq
-    length = int(round(float(hyp.meta["epoch_s"]) * sf))
-    labels = _labels(hyp)
-    onsets = hyp.frame["onset_s"].astype(float).to_numpy()
-    names = _stages(hyp, stages)
-    out: dict[str, Any] = {}
-    for s in names:
-        powers, excluded, outside = [], 0, 0
-        for pos in np.flatnonzero(labels == s):
-            start = int(round((onsets[pos] - sig.start_s) * sf))
-            if start < 0 or start + length > len(x):
-                outside += 1
-                continue
-            seg = x[start:start + length]
-            if max_ptp_uv is not None and np.ptp(seg) > max_ptp_uv:
-                excluded += 1
-                continue
-            powers.append(_band(seg, sf, band, method, segment_s, overlap, bandwidth_hz, sps))
-        out[s] = {"power": float(np.mean(powers)) if powers else None, "n_epochs": len(powers), "n_excluded": excluded,
-                  "n_outside": outside}
-    return {"band_power": result("stage_band_power", out, band=band, method=method, channel=sig.ch_names[index])}
-
-
-def _band(seg: np.ndarray, sf: float, band: list[float], method: str, segment_s: float, overlap: float,
-          bandwidth_hz: float | None, sps: Any) -> float:
-    if method == "welch":
-        nperseg = int(round(segment_s * sf))
-        if nperseg > len(seg):
-            raise ToolError("bad_argument", f"segment_s: {segment_s} s is longer than an epoch", argument="segment_s")
-        freqs, psd = sps.welch(seg, sf, window="hann", nperseg=nperseg, noverlap=int(nperseg * overlap))
-    else:
-        from mne.time_frequency import psd_array_multitaper
-
-        psd, freqs = psd_array_multitaper(seg, sf, bandwidth=bandwidth_hz, normalization="full", verbose="ERROR")
-    step = float(freqs[1] - freqs[0])
-    return float(psd[(freqs >= band[0]) & (freqs < band[1])].sum() * step)

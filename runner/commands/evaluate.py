@@ -1,7 +1,10 @@
 """`eegbench eval`: select instances, check inputs, build the run's parts, drive the scheduler."""
 from __future__ import annotations
 
+import argparse
 import contextlib
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,10 +14,13 @@ from rich.markup import escape
 
 from runner.benchmark import catalog, sensitivity
 from runner.commands.logs import agentbench_table, summary_table
+from runner.commands.output import console
+from runner.commands.parser import config_from_args
 from runner.core.config import RunConfig
-from runner.core.paths import Environment
+from runner.core.paths import Environment, check_writable
 from runner.models import credentials
 from runner.models.kinds import build_model
+from runner.models.spec import BadModelSpec, ModelSpec
 from runner.paradigms import PARADIGMS
 from runner.run import orphans
 from runner.run.environment import describe
@@ -226,3 +232,60 @@ def check_metrics(instances: list[Instance]) -> None:
     problems = [p for i in instances for p in check_instance_metrics(i)]
     if problems:
         raise UserError("broken instances: " + "; ".join(problems[:5]))
+
+
+def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
+    """Run (or resume) a model on the benchmark."""
+    from runner.commands.evaluate import evaluate
+
+    model = args.model or env.get("MODEL") or ""
+    check = not model and not args.selection and not args.cases
+    if not model:
+        console.print("[yellow]No MODEL given: running the oracle as an installation check"
+                      + (" on one instance of each task (SET=all runs every instance)" if check else "")
+                      + " (make eval MODEL=openai:NAME to evaluate a model).")
+        model = "oracle"
+    config = config_from_args(args, model)
+    if check:
+        config = config.model_copy(update={"selection": [catalog.CHECK]})
+    check_model_specs(args, env, model)
+    check_eval_paths(config, env)
+    enter_delegated_scope(env)
+    return evaluate(config, env=env, console=console, rerun_changed=args.rerun_changed)
+
+
+def enter_delegated_scope(env: Environment) -> None:
+    """Re-run this command in a systemd scope delegated to it, where that is how sandboxes get
+    cgroups of their own (a user on a cgroup v2 machine, outside any delegated cgroup)."""
+    from runner.sandbox import cgroups
+
+    command = cgroups.scope_command(list(sys.orig_argv), dict(env.variables))
+    if command is None:
+        return
+    console.print(f"cgroups: re-running in a delegated systemd scope ({' '.join(command[:6])} ...)")
+    sys.stdout.flush()
+    os.execvpe(command[0], command, {**env.variables, cgroups.SCOPE_MARKER: "1"})
+
+
+def check_model_specs(args: argparse.Namespace, env: Environment, model: str) -> None:
+    """Every model spec parses; the error names the option or variable the spec came from."""
+    specs = [("--model" if args.model else "MODEL", model, "evaluated")]
+    for option, role, given in (("--parser-model", "parser", args.parser_model), ("--judge", "judge", args.judge),
+                                ("--vlm-judge", "vlm", args.vlm_judge)):
+        variable = f"EEGBENCH_{role.upper()}_MODEL"
+        source, spec = (option, given) if given else (variable, env.get(variable))
+        if spec and spec != "none":
+            specs.append((source, spec, "scoring"))
+    for source, spec, kind in specs:
+        try:
+            ModelSpec.parse(spec, role="evaluated" if kind == "evaluated" else "scoring")
+        except BadModelSpec as exc:
+            raise UserError(f"{source}: {exc}") from None
+
+
+def check_eval_paths(config: RunConfig, env: Environment) -> None:
+    """The folders `eval` reads and writes are usable, checked before a run directory exists."""
+    if config.data_root and not Path(config.data_root).is_dir():
+        raise UserError(f"--data-root {config.data_root}: not a directory (the folder case files' data_path is relative to)")
+    source = "EEGBENCH_RUNS" if env.get("EEGBENCH_RUNS") else "the runs directory"
+    check_writable(env.paths.runs_dir, source, "EEGBENCH_RUNS")

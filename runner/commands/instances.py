@@ -6,7 +6,9 @@ calibration in runner/benchmark/calibration.py.
 """
 from __future__ import annotations
 
+import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
@@ -16,6 +18,8 @@ from runner.benchmark import catalog
 from runner.benchmark.calibration import MIN_RUNS, TaskCalibration, level_medians, step_medians
 from runner.benchmark.mutants import MIN_MUTANTS
 from runner.benchmark.sensitivity import CAUGHT_AT, MIN_CAUGHT, TaskSensitivity
+from runner.commands.output import console
+from runner.core.paths import Environment
 from validation.baseline import (
     OVERALL_FLOOR_LIMIT,
     TASK_FLOOR_LIMIT,
@@ -249,3 +253,100 @@ def _sensitivity_verdict(verdict: TaskSensitivity) -> Text:
     if verdict.alternatives_accepted < verdict.alternatives:
         problems.append(f"rejects {verdict.alternatives - verdict.alternatives_accepted} valid alternative(s)")
     return Text("; ".join(problems), style="red")
+
+
+def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
+    """List instances, or their answer statistics and constant-answer baselines."""
+    from runner.commands.instances import (
+        filter_instances,
+        floor_failures,
+        floors_table,
+        instances_table,
+        overall_floor,
+        stats_table,
+    )
+    from runner.commands.logs import output_console
+    from validation.baseline import OVERALL_FLOOR_LIMIT, task_baselines, task_floors
+
+    loaded = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
+    chosen = filter_instances(loaded, args.subset, args.task, args.difficulty)
+    if args.export:
+        return _export_instances(chosen, args, env)
+    if args.sensitivity:
+        return _sensitivity(chosen, args, env)
+    if args.check or args.first or args.no_cache or args.jobs is not None:
+        raise UserError("instances: --check, --first, --jobs and --no-cache go with --sensitivity")
+    if args.calibrate:
+        return _calibrate(chosen, args.calibrate, env)
+    if not args.stats:
+        output_console().print(instances_table(chosen))
+        return 0
+    baselines = task_baselines(chosen)
+    output_console().print(stats_table(baselines))
+    bad = [f"{t.task_id}.{m.metric_id}" for t in baselines for m in t.violations]
+    if bad:
+        console.print(f"[red]constant-answer baseline above chance: {', '.join(bad)}")
+    floors = task_floors(chosen, baselines)
+    gated = {i.task_id for i in catalog.select(chosen, [])}  # the benchmark's tasks, not EEGAgentBench's
+    output_console().print(floors_table(floors, gated))
+    whole = not (args.subset or args.task or args.difficulty)
+    overall = overall_floor(floors, gated)
+    if overall is not None:
+        output_console().print(f"overall floor (mean over {len(gated)} benchmark task(s)): {overall:.1f}"
+                               + (f" (limit {OVERALL_FLOOR_LIMIT:g})" if whole else ""))
+    high = floor_failures(floors, gated, whole)
+    if high:
+        console.print(f"[red]best constant answer above the limit: {', '.join(high)}")
+    return 1 if bad or high else 0
+
+
+def _sensitivity(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:
+    from runner.benchmark import sensitivity
+    from runner.benchmark.truth import default_jobs
+    from runner.commands.instances import sensitivity_table
+    from runner.commands.logs import output_console
+
+    tasks = sorted({i.task_id for i in chosen})
+    jobs = default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise UserError(f"instances --jobs {jobs}: expected at least 1")
+    root = env.paths.project_root
+    if args.check:
+        problems = sensitivity.check(root, env.paths.data_root, tasks, jobs, first_only=args.first)
+        for problem in problems:
+            console.print(problem, markup=False, soft_wrap=True)
+        console.print(f"{len(problems)} difference(s) between the sensitivity records and a fresh run")
+        return 1 if problems else 0
+    verdicts = sensitivity.sensitivity(root, env.paths.data_root, tasks, jobs, cache=not args.no_cache)
+    output_console().print(sensitivity_table(verdicts))
+    failing = [v.task_id for v in verdicts if not v.passes]
+    if failing:
+        console.print(f"{len(failing)} task(s) below the bar: {', '.join(failing)}", markup=False, soft_wrap=True)
+    return 1 if failing else 0
+
+
+def _calibrate(chosen: list[Instance], runs: list[str], env: Environment) -> int:
+    from runner.benchmark import sensitivity
+    from runner.benchmark.calibration import calibrate
+    from runner.commands.instances import calibration_table
+    from runner.commands.logs import output_console
+    from runner.run.store import open_run
+
+    results = [r for run in runs for r in open_run(run, env.paths.runs_dir).finished().values()]
+    rows = calibrate(chosen, results, env.paths.project_root)
+    recorded = sensitivity.rescore(env.paths.project_root, [row.task_id for row in rows])
+    output_console().print(calibration_table(rows, runs, recorded))
+    return 0
+
+
+def _export_instances(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:
+    from runner.benchmark import brainbench_layout
+
+    layout, dest = args.export
+    if layout != "brainbench":
+        raise UserError(f"instances --export {layout}: the one layout is brainbench")
+    target = Path(args.data_root).resolve() if args.data_root else env.paths.data_root
+    index = brainbench_layout.export(chosen, Path(dest), env.paths.data_root, target)
+    console.print(f"{len(chosen)} instance(s) of {len(index['folders'])} task(s) written to {dest} "
+                  f"(BrainBench layout, data paths relative to {target}; {brainbench_layout.INDEX} maps folders to tasks)")
+    return 0

@@ -1,15 +1,19 @@
-"""Reading a finished (or running) run: `eegbench logs` and `eegbench show`."""
+"""Reading a finished (or running) run: `eegbench logs`, `eegbench show` and `eegbench verify`."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
 from rich.console import Console, Group, RenderableType
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from runner.commands.output import console
+from runner.core.paths import Environment
 from runner.core.transcript import Turn, usage_by_role
 from runner.run.records import ResultRecord, RunSummary, TranscriptRecord, entry_key, split_key
 from runner.run.store import RunStore
@@ -203,3 +207,46 @@ def output_console() -> Console:
 def _status_text(status: str) -> Text:
     good = status in ("solution", "forced_solution")
     return Text(status, style="green" if good else "yellow" if status != "infra_error" else "red")
+
+
+def cmd_verify(args: argparse.Namespace, env: Environment) -> int:
+    """Exit 1, naming each problem, when the run directory is not whole."""
+
+    from runner.run.store import open_run
+    from runner.run.verify import verify_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    found = verify_run(store)
+    for problem in found.problems:
+        console.print(f"[red]problem:[/red] {escape(problem)}")
+    expected = f"/{found.expected}" if found.expected is not None else ""
+    state = "whole" if found.ok else f"{len(found.problems)} problem(s)"
+    console.print(f"run {store.run_id}: {found.finished}{expected} entries finished, {found.artifacts} artifacts checked: {state}")
+    return 0 if found.ok else 1
+
+
+def cmd_logs(args: argparse.Namespace, env: Environment) -> int:
+    """A run's instances, one row each (per epoch), and the EEGAgentBench metrics when it has
+    T-instances (of epoch 1, or of --epoch)."""
+    from runner.commands.logs import agentbench_table, logs_table, output_console
+    from runner.run.store import open_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    output_console().print(logs_table(store, args.status, args.task, args.epoch))
+    table = agentbench_table(store, args.epoch or 1)
+    if table is not None:
+        output_console().print(table)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, env: Environment) -> int:
+    """One instance's transcript and score (one epoch of it), or the run's summary."""
+    from runner.commands.logs import entry_for, output_console, show_case, show_run
+    from runner.run.store import open_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    if args.case is None:
+        show_run(store, output_console())
+        return 0
+    show_case(store, entry_for(args.case, args.epoch), output_console())
+    return 0

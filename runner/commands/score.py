@@ -12,6 +12,7 @@ parser model and judges that produced every row.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
@@ -19,6 +20,8 @@ from pydantic import BaseModel, Field
 from rich.progress import Progress
 from rich.table import Table
 
+from runner.commands.output import console
+from runner.core.config import check_run_id
 from runner.core.paths import Environment
 from runner.core.settings import ScoringSettings
 from runner.run.records import split_key
@@ -173,3 +176,36 @@ def audit_table(rows: list[FieldAgreement]) -> Table:
         agree = sum(r.agree for r in items)
         table.add_row(group, str(len(items)), str(agree), f"{100 * agree / len(items):.1f}" if items else "-")
     return table
+
+
+def cmd_score(args: argparse.Namespace, env: Environment) -> int:
+    """Re-score a run from its saved reports and artifacts."""
+    from runner.commands.logs import output_console
+    from runner.commands.score import rescore, rescore_table, settings_for
+    from runner.core.fileio import progress_bar
+    from runner.run.store import open_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    settings = settings_for(store, {"parser": args.parser, "parser_model": args.parser_model,
+                                    "judge": args.judge, "vlm_judge": args.vlm_judge})
+    with progress_bar(console.is_terminal) as bar:
+        rows = rescore(store, settings, check_run_id(args.name), env, progress=bar)
+    output_console().print(rescore_table(rows, args.name))
+    console.print(f"written: {store.root / 'scores' / (args.name + '.jsonl')}")
+    return 0
+
+
+def cmd_audit_parser(args: argparse.Namespace, env: Environment) -> int:
+    """How often the LLM parser and the rules parser agree on a run's reports."""
+    from runner.commands.logs import output_console
+    from runner.commands.score import audit_parser, audit_table
+    from runner.core.fileio import progress_bar
+    from runner.run.store import open_run
+
+    store = open_run(args.run, env.paths.runs_dir)
+    with progress_bar(console.is_terminal) as bar:
+        rows = audit_parser(store, args.parser_model, env, progress=bar)
+    output_console().print(audit_table(rows))
+    for row in [r for r in rows if not r.agree][:20]:
+        console.print(f"{row.case_id} {row.key}: rules {row.rules!r} vs llm {row.llm!r}")
+    return 0

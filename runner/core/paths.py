@@ -1,8 +1,13 @@
 """Where things are, and the environment variables eegbench reads: read once, passed down.
 
-`Environment.from_os()` is called by the command-line entry point and handed to whatever
-needs a path or a variable, so no module reads `os.environ` or computes the project root on
-its own, and a test can build an `Environment` pointing anywhere.
+`Environment.from_os()` is called by the command-line entry point (and, on a Ray node, by the
+worker, for that node's own data folder, endpoint key and RAY_ADDRESS) and handed to whatever
+needs a path or a variable, so no module reads its settings from `os.environ` or computes the
+project root on its own, and a test can build an `Environment` pointing anywhere. What still
+touches `os.environ` elsewhere sets it up for a child process, not to read a setting: one
+thread per numerical library (benchmark/numerics.py, truth/pool.py), the controller's mark
+on its workers (run/orphans.py), the llama.cpp server's token (models/local_server.py) and
+the sandbox's own environment (sandbox/).
 
 Variables: EEGBENCH_RUNS (runs directory), EEGBENCH_DATA (recordings cache),
 EEGBENCH_LOCAL_INSTANCES (instances built from local datasets), and the model-endpoint

@@ -14,103 +14,30 @@ EEGAgentBench the T2 confusion matrices, the T5 miss/over-alarm trade-off and T6
 """
 from __future__ import annotations
 
-import io
 import math
-import re
-import textwrap
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Sequence
 
-import matplotlib
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure as MplFigure
 from matplotlib.patches import Patch
 
+from runner.report.agentbench_figures import hypnograms, t2_confusion, t5_alarms
 from runner.report.context import ReportContext, paradigm_rank, scored
+from runner.report.figure_style import (
+    LEVELS,
+    PAGE_WIDTH,
+    PALETTE,
+    as_number,
+    finish,
+    legend_below,
+    mean_or_none,
+    new_figure,
+    report_style,
+    run_colors,
+    section_of,
+    wrap_label,
+)
 from runner.report.model import Figure, Report
 from runner.report.rows import InstanceRow, RunData
-from validation.agentbench.answers import EPOCH_S, expand_hypnogram
-
-# No display here, and the SVG must not depend on one (figures are drawn on their own
-# canvases, never through pyplot, so this only pins what a stray pyplot call would get).
-matplotlib.use("Agg")
-
-PAGE_WIDTH = 7.5  # inches: A4 less margins
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
-LEVELS = ("easy", "medium", "hard")
-# Hypnograms are drawn with wake on top and REM between wake and light sleep, as clinicians read them.
-HYPNOGRAM_AXIS = ("N3", "N2", "N1", "REM", "W")
-STYLE: dict[Any, Any] = {  # rcParams (matplotlib types its keys as literals)
-    "font.size": 8.5, "axes.titlesize": 9.5, "axes.labelsize": 8.5, "legend.fontsize": 8,
-    "xtick.labelsize": 8, "ytick.labelsize": 8, "axes.spines.top": False, "axes.spines.right": False,
-    "font.family": "DejaVu Sans", "svg.fonttype": "none",
-}
-_PROLOG = re.compile(r"\A.*?(?=<svg[\s>])", re.S)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
-
-
-# --- rendering ------------------------------------------------------------------------------
-
-@contextmanager
-def _style() -> Iterator[None]:
-    """The report's look, without touching the process-wide rcParams of a caller."""
-    with matplotlib.rc_context(STYLE):
-        yield
-
-
-def _new(width: float, height: float) -> MplFigure:
-    return MplFigure(figsize=(width, height), layout="constrained")
-
-
-def to_svg(fig: MplFigure, name: str) -> str:
-    """The figure as an inline-ready <svg> element: no XML prolog, DOCTYPE nor RDF metadata
-    (they name external addresses and mean nothing inside HTML); byte-identical across runs."""
-    buffer = io.StringIO()
-    # the salt seeds the ids of clip paths and markers: per figure, so figures inlined in one
-    # page never share an id for different content
-    rc: dict[Any, Any] = {**STYLE, "svg.hashsalt": f"eegbench-{name}"}
-    with matplotlib.rc_context(rc):
-        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-    text = _PROLOG.sub("", buffer.getvalue(), count=1)
-    return _METADATA.sub("", text, count=1).strip()
-
-
-def _finish(fig: MplFigure, name: str, title: str, section: str, caption: str) -> Figure:
-    return Figure(name=name, title=title, section=section, svg=to_svg(fig, name), caption=caption)
-
-
-def _section(report: Report, table: str, default: str) -> str:
-    """Figures sit in the section of the table they illustrate."""
-    found = report.table(table)
-    return found.section if found is not None else default
-
-
-def _colors(runs: Sequence[RunData]) -> dict[str, str]:
-    """One color per configuration (model · paradigm), the same in every figure."""
-    configs = ReportContext(list(runs)).configurations()
-    return {c.label: PALETTE[i % len(PALETTE)] for i, c in enumerate(configs)}
-
-
-def _wrap(text: str, width: int = 16) -> str:
-    return textwrap.fill(text, width=width, break_long_words=True)
-
-
-def _number(value: Any) -> float | None:
-    """A finite float, or None (tables hold None for missing values)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    return math.fsum(values) / len(values) if values else None
-
-
-def _legend_below(fig: MplFigure, handles: list[Any], labels: list[str]) -> None:
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(3, max(1, len(labels))), frameon=False)
-
 
 # --- score distribution (BrainBench Fig. 8) -------------------------------------------------
 
@@ -124,9 +51,9 @@ def score_distribution(report: Report, runs: list[RunData]) -> Figure | None:
         data[(row.subset, row.label)].append(float(row.score or 0.0))
     if not any(data.values()):
         return None
-    colors = _colors(runs)
-    with _style():
-        fig = _new(PAGE_WIDTH, 3.6)
+    colors = run_colors(runs)
+    with report_style():
+        fig = new_figure(PAGE_WIDTH, 3.6)
         ax = fig.add_subplot()
         width = 0.8 / len(configs)
         for i, subset in enumerate(subsets):
@@ -134,15 +61,15 @@ def score_distribution(report: Report, runs: list[RunData]) -> Figure | None:
                 values = data.get((subset, label))
                 if values:
                     _box(ax, values, i - 0.4 + width * (j + 0.5), width * 0.85, colors[label])
-        ax.set_xticks(range(len(subsets)), [_wrap(s) for s in subsets])
+        ax.set_xticks(range(len(subsets)), [wrap_label(s) for s in subsets])
         ax.set_xlim(-0.6, len(subsets) - 0.4)
         ax.set_ylim(-4, 104)
         ax.set_ylabel("instance score (0-100)")
         ax.set_title("Score distribution per subset")
         ax.grid(axis="y", alpha=0.3)
-        _legend_below(fig, [Patch(facecolor=colors[c], alpha=0.6) for c in configs], configs)
-        return _finish(fig, "score_distribution", "Score distribution per subset and configuration",
-                       _section(report, "leaderboard", "Leaderboard"),
+        legend_below(fig, [Patch(facecolor=colors[c], alpha=0.6) for c in configs], configs)
+        return finish(fig, "score_distribution", "Score distribution per subset and configuration",
+                       section_of(report, "leaderboard", "Leaderboard"),
                        "Each box spans the quartiles of the scored instance runs (infra_error excluded), "
                        "the line is the median, the diamond the mean, whiskers reach 1.5 IQR.")
 
@@ -169,11 +96,11 @@ def difficulty_lines(report: Report, runs: list[RunData]) -> Figure | None:
     labels = list(dict.fromkeys(label for _, label, _ in means))
     levels = [lv for lv in LEVELS if any(k[2] == lv for k in means)]
     levels += sorted({k[2] for k in means} - set(levels))
-    colors = {**{label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}, **_colors(runs)}
+    colors = {**{label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}, **run_colors(runs)}
     ncols = min(3, len(subsets))
     nrows = math.ceil(len(subsets) / ncols)
-    with _style():
-        fig = _new(PAGE_WIDTH, 0.6 + 2.3 * nrows)
+    with report_style():
+        fig = new_figure(PAGE_WIDTH, 0.6 + 2.3 * nrows)
         axes = fig.subplots(nrows, ncols, squeeze=False, sharey=True)
         for index, subset in enumerate(subsets):
             ax = axes[index // ncols][index % ncols]
@@ -184,16 +111,16 @@ def difficulty_lines(report: Report, runs: list[RunData]) -> Figure | None:
             ax.set_xticks(range(len(levels)), levels)
             ax.set_xlim(-0.3, len(levels) - 0.7)
             ax.set_ylim(0, 100)
-            ax.set_title(_wrap(subset, 30))
+            ax.set_title(wrap_label(subset, 30))
             ax.grid(axis="y", alpha=0.3)
             if index % ncols == 0:
                 ax.set_ylabel("mean score")
         for index in range(len(subsets), nrows * ncols):
             axes[index // ncols][index % ncols].set_visible(False)
         handles = [ax.plot([], [], marker="o", color=colors[label])[0] for label in labels]
-        _legend_below(fig, handles, labels)
-        return _finish(fig, "difficulty", "Mean score by difficulty level",
-                       _section(report, "difficulty", "Difficulty"),
+        legend_below(fig, handles, labels)
+        return finish(fig, "difficulty", "Mean score by difficulty level",
+                       section_of(report, "difficulty", "Difficulty"),
                        "Mean score of the scored instance runs at each difficulty level, per subset.")
 
 
@@ -204,7 +131,7 @@ def _difficulty_means(report: Report, runs: list[RunData]) -> dict[tuple[str, st
     means: dict[tuple[str, str, str], float] = {}
     if table is not None:
         for row in table.rows:
-            value = _number(row.get("mean"))
+            value = as_number(row.get("mean"))
             if value is not None and row.get("difficulty"):
                 means[(str(row.get("subset")), f"{row.get('model')} · {row.get('paradigm')}",
                        str(row["difficulty"]))] = value
@@ -227,14 +154,14 @@ def unit_heatmap(report: Report, runs: list[RunData]) -> Figure | None:
         return None
     means: dict[tuple[str, str], dict[str, float]] = {}
     for row in table.rows:
-        value = _number(row.get("mean"))
+        value = as_number(row.get("mean"))
         if value is not None:
             means.setdefault((str(row.get("model")), str(row.get("paradigm"))), {})[str(row.get("family"))] = value
     if not means:
         return None
     families = list(dict.fromkeys(f for by_family in means.values() for f in by_family))
     gaps = _paradigm_gaps(means, families)
-    with _style():
+    with report_style():
         if gaps:
             return _heatmap(report, gaps, families, diverging=True)
         rows = {f"{model} · {paradigm}": [by_family.get(f) for f in families]
@@ -265,11 +192,11 @@ def _heatmap(report: Report, rows: dict[str, list[float | None]], families: list
         cmap, vmin, vmax = "RdBu", -span, span
     else:
         cmap, vmin, vmax = "viridis", 0.0, 100.0
-    fig = _new(min(PAGE_WIDTH, 2.8 + 0.85 * len(families)), 1.3 + 0.42 * len(rows))
+    fig = new_figure(min(PAGE_WIDTH, 2.8 + 0.85 * len(families)), 1.3 + 0.42 * len(rows))
     ax = fig.add_subplot()
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(families)), families, rotation=30, ha="right")
-    ax.set_yticks(range(len(rows)), [_wrap(label, 32) for label in rows])
+    ax.set_yticks(range(len(rows)), [wrap_label(label, 32) for label in rows])
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
@@ -286,7 +213,7 @@ def _heatmap(report: Report, rows: dict[str, list[float | None]], families: list
         title = "Validation-unit families at a glance"
         caption = "Mean unit score (0-100) of every configuration per validation-unit family, as in the table above."
     ax.set_title(title)
-    return _finish(fig, "unit_families", title, _section(report, "units", "Validation units"), caption)
+    return finish(fig, "unit_families", title, section_of(report, "units", "Validation units"), caption)
 
 
 def _annotate(ax: Axes, x: int, y: int, value: float, shade: float, diverging: bool) -> None:
@@ -306,18 +233,18 @@ def mpad_dots(report: Report, runs: list[RunData]) -> Figure | None:
     if table is None:
         return None
     points = [(str(r.get("subset")), str(r.get("task")), f"{r.get('model')} · {r.get('paradigm')}", value)
-              for r in table.rows if (value := _number(r.get("mpad"))) is not None]
+              for r in table.rows if (value := as_number(r.get("mpad"))) is not None]
     if not points:
         return None
     subsets = list(dict.fromkeys(p[0] for p in points))
     tasks = [(s, t) for s in subsets for t in sorted({p[1] for p in points if p[0] == s})]
     labels = list(dict.fromkeys(p[2] for p in points))
-    colors = {**{label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}, **_colors(runs)}
+    colors = {**{label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}, **run_colors(runs)}
     # task rows from the top, in subset order
     y_of = {task: len(tasks) - 1 - i for i, task in enumerate(tasks)}
     offset = {label: (j - (len(labels) - 1) / 2) * min(0.22, 0.6 / len(labels)) for j, label in enumerate(labels)}
-    with _style():
-        fig = _new(PAGE_WIDTH, 1.4 + 0.2 * len(tasks))
+    with report_style():
+        fig = new_figure(PAGE_WIDTH, 1.4 + 0.2 * len(tasks))
         ax = fig.add_subplot()
         for label in labels:
             mine = [p for p in points if p[2] == label]
@@ -330,9 +257,9 @@ def mpad_dots(report: Report, runs: list[RunData]) -> Figure | None:
         ax.set_xlabel("MPAD (0-1, scores normalised; lower is more stable)")
         ax.set_title("Score stability across a task's instances (MPAD)")
         handles, names = ax.get_legend_handles_labels()
-        _legend_below(fig, handles, names)
-        return _finish(fig, "mpad", "Mean pairwise absolute difference per task",
-                       _section(report, "stability", "Stability"),
+        legend_below(fig, handles, names)
+        return finish(fig, "mpad", "Mean pairwise absolute difference per task",
+                       section_of(report, "stability", "Stability"),
                        "MPAD: the mean absolute difference between the scores (normalised to 0-1) of every pair of "
                        "instances of one task; 0 means every instance of the task scored the same. Tasks are grouped "
                        "by subset.")
@@ -344,7 +271,7 @@ def _subset_bands(ax: Axes, tasks: list[tuple[str, str]], y_of: dict[tuple[str, 
     for subset in subsets:
         ys = [y_of[t] for t in tasks if t[0] == subset]
         ax.axhline(min(ys) - 0.5, color="0.6", linewidth=0.6)
-        ax.text(1.0, (min(ys) + max(ys)) / 2, " " + _wrap(subset, 14), transform=ax.get_yaxis_transform(),
+        ax.text(1.0, (min(ys) + max(ys)) / 2, " " + wrap_label(subset, 14), transform=ax.get_yaxis_transform(),
                 ha="left", va="center", fontsize=7.5, color="0.3")
 
 
@@ -358,15 +285,15 @@ def tokens_pareto(report: Report, runs: list[RunData]) -> Figure | None:
     for config in ctx.configurations():
         rows = scored(ctx.config_rows(config))
         tokens = [float(_target_tokens(r)) for r in rows]
-        score, used = _mean([float(r.score or 0.0) for r in rows]), _mean(tokens)
+        score, used = mean_or_none([float(r.score or 0.0) for r in rows]), mean_or_none(tokens)
         if score is not None and used is not None and used > 0:
             points.append((config.label, used, score))
     if not points:
         return None
     front = pareto_front([(p[1], p[2]) for p in points])
-    colors = _colors(runs)
-    with _style():
-        fig = _new(PAGE_WIDTH, 3.6)
+    colors = run_colors(runs)
+    with report_style():
+        fig = new_figure(PAGE_WIDTH, 3.6)
         ax = fig.add_subplot()
         xs = [p[1] for p in points]
         if max(xs) / min(xs) > 20:
@@ -383,9 +310,9 @@ def tokens_pareto(report: Report, runs: list[RunData]) -> Figure | None:
         ax.set_title("Score against tokens")
         ax.grid(alpha=0.3)
         handles, names = ax.get_legend_handles_labels()
-        _legend_below(fig, handles, names)
-        return _finish(fig, "tokens_pareto", "Score against target-model tokens",
-                       _section(report, "cost", "Cost"),
+        legend_below(fig, handles, names)
+        return finish(fig, "tokens_pareto", "Score against target-model tokens",
+                       section_of(report, "cost", "Cost"),
                        "Each point is one configuration: its mean score over scored instance runs against the "
                        "evaluated model's mean prompt + completion tokens. Outlined points are on the Pareto front.")
 
@@ -405,159 +332,6 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
     return front
 
 
-# --- EEGAgentBench --------------------------------------------------------------------------
-
-def t2_confusion(report: Report, runs: list[RunData]) -> Figure | None:
-    """T2 artifact labels: a reference × predicted count matrix per run."""
-    table = report.table("t2_confusion")
-    if table is None or not table.rows:
-        return None
-    by_run: dict[str, dict[tuple[str, str], int]] = {}
-    titles: dict[str, str] = {}
-    for row in table.rows:
-        run = str(row.get("run"))
-        titles.setdefault(run, str(row.get("label") or run))
-        cell = (_class(row.get("true")), _class(row.get("predicted")))
-        cells = by_run.setdefault(run, {})
-        cells[cell] = cells.get(cell, 0) + int(row.get("count") or 0)
-    truth = list(dict.fromkeys(t for cells in by_run.values() for t, _ in cells))
-    predicted = truth + [p for p in dict.fromkeys(p for cells in by_run.values() for _, p in cells) if p not in truth]
-    ncols = min(3, len(by_run))
-    nrows = math.ceil(len(by_run) / ncols)
-    with _style():
-        fig = _new(min(PAGE_WIDTH, 0.6 + 2.5 * ncols), 0.5 + 2.5 * nrows)
-        axes = fig.subplots(nrows, ncols, squeeze=False)
-        for index, (run, cells) in enumerate(by_run.items()):
-            _confusion(axes[index // ncols][index % ncols], cells, truth, predicted, titles[run])
-        for index in range(len(by_run), nrows * ncols):
-            axes[index // ncols][index % ncols].set_visible(False)
-        return _finish(fig, "t2_confusion", "T2 artifact identification: confusion matrices",
-                       _section(report, "t2_confusion", "EEGAgentBench"),
-                       "Counts of epochs by reference label (rows) and the label the answer read as (columns); "
-                       "the diagonal is correct.")
-
-
-def _class(value: Any) -> str:
-    return "unparsed" if value is None or value == "" else str(value)
-
-
-def _confusion(ax: Axes, cells: dict[tuple[str, str], int], truth: list[str], predicted: list[str],
-               title: str) -> None:
-    matrix = [[cells.get((t, p), 0) for p in predicted] for t in truth]
-    top = max([1, *(v for row in matrix for v in row)])
-    ax.imshow(matrix, cmap="Blues", vmin=0, vmax=top)
-    for y, row in enumerate(matrix):
-        for x, value in enumerate(row):
-            ax.text(x, y, str(value), ha="center", va="center", fontsize=8,
-                    color="white" if value > 0.6 * top else "black")
-    ax.set_xticks(range(len(predicted)), predicted, rotation=30, ha="right")
-    ax.set_yticks(range(len(truth)), truth)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("reference")
-    ax.set_title(_wrap(title, 28))
-    for spine in ax.spines.values():
-        spine.set_visible(False)
-
-
-def t5_alarms(report: Report, runs: list[RunData]) -> Figure | None:
-    """T5 seizure detection: miss rate against over-alarm rate per configuration."""
-    table = report.table("t5_alarms")
-    if table is None:
-        return None
-    points = [(str(r.get("label")), over, miss) for r in table.rows
-              if (miss := _number(r.get("miss_rate"))) is not None
-              and (over := _number(r.get("over_alarm_rate"))) is not None]
-    if not points:
-        return None
-    colors = _colors(runs)
-    with _style():
-        fig = _new(4.6, 3.6)
-        ax = fig.add_subplot()
-        for index, (label, over, miss) in enumerate(points):
-            ax.scatter([100 * over], [100 * miss], s=36, color=colors.get(label, PALETTE[index % len(PALETTE)]),
-                       zorder=3)
-            ax.annotate(label, (100 * over, 100 * miss), xytext=(5, 4), textcoords="offset points", fontsize=7.5)
-        ax.set_xlim(-4, 104)
-        ax.set_ylim(-4, 104)
-        ax.set_xlabel("over-alarm rate (% of seizure-free records)")
-        ax.set_ylabel("miss rate (% of seizure records)")
-        ax.set_title("T5 seizure detection: misses against over-alarms")
-        ax.grid(alpha=0.3)
-        return _finish(fig, "t5_alarms", "T5 seizure detection: miss rate against over-alarm rate",
-                       _section(report, "t5_alarms", "EEGAgentBench"),
-                       "Lower left is better: few seizure records missed and few seizure-free records alarmed.")
-
-
-def hypnograms(report: Report, runs: list[RunData], recordings: Sequence[str] | None = None) -> Figure | None:
-    """T6 sleep staging: the reference hypnogram against each configuration's prediction for
-    up to three recordings (by default the first run's worst, median and best by kappa)."""
-    found = _hypnogram_units(runs)
-    if not found:
-        return None
-    chosen = list(recordings or _choose_recordings(found, runs))[:3]
-    panels = [(case, run, found[(run.run_id, case)]) for case in chosen for run in runs
-              if (run.run_id, case) in found]
-    if not panels:
-        return None
-    colors = _colors(runs)
-    with _style():
-        fig = _new(PAGE_WIDTH, 0.5 + 1.35 * len(panels))
-        axes = fig.subplots(len(panels), 1, squeeze=False)
-        for ax_row, (case, run, unit) in zip(axes, panels):
-            _hypnogram(ax_row[0], unit, f"{case} · {run.info.label}", colors.get(run.info.label, PALETTE[0]))
-        axes[-1][0].set_xlabel("time (hours)")
-        return _finish(fig, "t6_hypnograms", "T6 sleep staging: reference against prediction",
-                       _section(report, "t2_confusion", "EEGAgentBench"),
-                       "Grey: the reference hypnogram; colour: the prediction after the scorer's tolerant expansion "
-                       "(gaps and unreadable rows count as wake). kappa is the unit's score.")
-
-
-def _hypnogram_units(runs: Sequence[RunData]) -> dict[tuple[str, str], tuple[list[str], list[str], float | None]]:
-    """(run, case) -> (reference, prediction, kappa) for epoch-1 rows with a T6 unit."""
-    found: dict[tuple[str, str], tuple[list[str], list[str], float | None]] = {}
-    for run in runs:
-        for row in run.rows:
-            unit = next((u for u in row.units if u.type == "hypnogram_check"), None)
-            if unit is None or row.epoch != 1:
-                continue
-            n_epochs = _epochs(unit.expected)
-            if n_epochs:
-                found[(run.run_id, row.case_id)] = (expand_hypnogram(unit.expected, n_epochs),
-                                                     expand_hypnogram(unit.predicted, n_epochs), unit.score)
-    return found
-
-
-def _epochs(expected: Any) -> int:
-    """The reference's length in epochs: its last run-length row ends there."""
-    if not isinstance(expected, list):
-        return 0
-    ends = [row[1] for row in expected if isinstance(row, list) and len(row) == 3 and isinstance(row[1], int)]
-    return max(ends) + 1 if ends else 0
-
-
-def _choose_recordings(found: dict[tuple[str, str], tuple[list[str], list[str], float | None]],
-                       runs: Sequence[RunData]) -> list[str]:
-    first = next(run.run_id for run in runs if any(key[0] == run.run_id for key in found))
-    ranked = sorted((v[2] if v[2] is not None else -1.0, case) for (run, case), v in found.items() if run == first)
-    picks = [ranked[0], ranked[len(ranked) // 2], ranked[-1]]
-    return list(dict.fromkeys(case for _, case in picks))
-
-
-def _hypnogram(ax: Axes, unit: tuple[list[str], list[str], float | None], title: str, color: str) -> None:
-    reference, prediction, kappa = unit
-    level = {stage: i for i, stage in enumerate(HYPNOGRAM_AXIS)}
-    hours = [i * EPOCH_S / 3600 for i in range(len(reference) + 1)]
-    for labels, shade, width, name in ((reference, "0.55", 2.6, "reference"), (prediction, color, 1.0, "prediction")):
-        ys = [level[s] for s in labels]
-        ax.step(hours, [*ys, ys[-1]], where="post", color=shade, linewidth=width, label=name)
-    ax.set_yticks(range(len(HYPNOGRAM_AXIS)), HYPNOGRAM_AXIS)
-    ax.set_ylim(-0.5, len(HYPNOGRAM_AXIS) - 0.5)
-    ax.set_xlim(0, hours[-1])
-    shown = f"kappa {kappa:.2f}" if kappa is not None else "not scored"
-    ax.set_title(f"{title} · {shown}", loc="left")
-    ax.legend(loc="lower right", ncols=2, frameon=False, fontsize=7)
-
-
 # --- all ------------------------------------------------------------------------------------
 
 FIGURES = (score_distribution, difficulty_lines, unit_heatmap, mpad_dots, tokens_pareto, t2_confusion, t5_alarms,
@@ -568,4 +342,3 @@ def all_figures(report: Report, runs: list[RunData]) -> list[Figure]:
     """Every figure the report's data allows, in display order."""
     made = (draw(report, runs) for draw in FIGURES)
     return [figure for figure in made if figure is not None]
-

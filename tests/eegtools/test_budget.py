@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import eegtools as T
-from eegtools import ToolError, estimate_tokens
+from eegtools import ToolError, estimate_tokens, features
+from eegtools.tools import cross_channel, spectra, time_features, transients
 from tests.eegtools.conftest import synthetic
 
 FS = 100.0
@@ -21,9 +22,10 @@ def test_refusal_happens_before_any_computation(long_rec, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("computed despite the budget")
 
-    monkeypatch.setattr(T.tools, "_uv", boom)
-    monkeypatch.setattr(T.tools.F, "welch_psd", boom)
-    monkeypatch.setattr(T.tools.F, "windows", boom)
+    for family in (spectra, time_features, transients, cross_channel):  # each reads samples through _uv
+        monkeypatch.setattr(family, "_uv", boom)
+    monkeypatch.setattr(features, "welch_psd", boom)
+    monkeypatch.setattr(features, "windows", boom)
     with pytest.raises(ToolError) as err:
         T.compute_windowed_features(long_rec, window_s=10, features=["rms_uv", "alpha_relative"])
     assert err.value.code == "budget_exceeded"

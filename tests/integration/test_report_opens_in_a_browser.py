@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from runner.report.html import instance_anchor
+from runner.report.html_views import instance_anchor
 from tests.browser import open_file
 from tests.fixtures.synthetic_runs import PAYLOADS, make_run
 from tests.integration.conftest import Eval

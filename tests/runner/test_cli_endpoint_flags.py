@@ -4,11 +4,12 @@ resume key (the model's options and its endpoint's limits alike)."""
 import pytest
 
 from runner import cli
+from runner.commands.parser import config_from_args
 
 
 def config(*options: str):
     args = cli.build_parser().parse_args(["eval", "--model", "openai:m", "--run", "r", *options])
-    return cli.config_from_args(args, "openai:m")
+    return config_from_args(args, "openai:m")
 
 
 def test_the_options_reach_the_settings():

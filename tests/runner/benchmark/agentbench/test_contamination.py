@@ -5,7 +5,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from runner.benchmark.agentbench import artifacts, specs
+from runner.benchmark.agentbench import contamination, specs
 from runner.benchmark.catalog import load_all
 from runner.core.paths import PROJECT_ROOT
 from tests.fixtures.datasets import agentbench_data_root
@@ -18,14 +18,14 @@ def data_root(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def epochs(data_root):
-    return artifacts.build_epochs(data_root)
+    return contamination.build_epochs(data_root)
 
 
 def test_mixing_rule_gives_the_requested_snr():
     rng = np.random.default_rng(0)
     eeg, artifact = rng.normal(0, 10, 512), rng.normal(0, 80, 512)
-    for snr in artifacts.SNR_LEVELS_DB:
-        mixed = artifacts.mix(eeg, artifact, snr)
+    for snr in contamination.SNR_LEVELS_DB:
+        mixed = contamination.mix(eeg, artifact, snr)
         added = mixed - eeg
         ratio = np.sqrt(np.mean(added ** 2)) / np.sqrt(np.mean(eeg ** 2))
         assert ratio == pytest.approx(10 ** (-snr / 10))  # §6.9 eq. 12
@@ -45,14 +45,14 @@ def test_balanced_classes_and_snr_levels(epochs):
 def test_names_and_sidecars_do_not_reveal_the_label(epochs):
     assert [e.record for e in epochs] == [f"r{i:03d}" for i in range(1, 301)]
     assert len({e.label for e in epochs[:10]}) > 1  # shuffled, not grouped by class
-    sidecar = artifacts.sidecar_text().decode()
-    assert not any(label in sidecar for label in artifacts.LABELS)
+    sidecar = contamination.sidecar_text().decode()
+    assert not any(label in sidecar for label in contamination.LABELS)
 
 
 def test_files_are_byte_identical_and_match_the_committed_instances(data_root, epochs):
-    folder = data_root / artifacts.FOLDER
+    folder = data_root / contamination.FOLDER
     first = {p.name: p.read_bytes() for p in folder.iterdir()}
-    artifacts.write_epochs(data_root, artifacts.build_epochs(data_root))
+    contamination.write_epochs(data_root, contamination.build_epochs(data_root))
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == first
     committed = [i for i in load_all() if i.task_id == specs.T2_ID]
     assert len(committed) == 300
