@@ -12,7 +12,6 @@ a model is told cannot drift from the code; parameters many tools share are docu
 """
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,13 +19,13 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+import eegtools.errors
 from braintools.data import jsonable
 from braintools.docdict import DOCDICT
 from braintools.errors import ToolError
 from braintools.state import STATE, Branch
-from eegtools.errors import ToolError as CoreToolError
 from eegtools.schema import JsonSchema, sha256_of
-from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, unknown_tool
+from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, schemas_of, unknown_tool
 
 Group = Literal["inspection", "preparation", "segmentation", "features", "statistics", "artifacts",
                 "sleep", "neurocog", "physiol"]
@@ -73,7 +72,7 @@ def call(name: str, arguments: object, *, max_chars: int = 12000) -> dict[str, A
         repeats = STATE.planning.note(spec.name, cast(dict[str, Any], arguments))  # a dict: checked above
         outputs = _run(spec, kwargs)
         return _response(spec.name, outputs, repeats, max_chars, made_by(spec.name, kwargs))
-    except CoreToolError as exc:  # braintools' ToolError is one; the core's validation raises the base
+    except eegtools.errors.ToolError as exc:  # braintools' ToolError is one; the core's validation raises the base
         return exc.to_dict()
 
 
@@ -135,7 +134,7 @@ def specs(groups: tuple[str, ...] | None = None) -> list[ToolSpec]:
 
 def schemas(groups: tuple[str, ...] | None = None) -> list[JsonSchema]:
     """The OpenAI `tools=` entries of `groups` (a fresh copy)."""
-    return [copy.deepcopy(spec.schema()) for spec in specs(groups)]
+    return schemas_of(specs(groups))
 
 
 def schemas_sha256() -> str:

@@ -10,7 +10,6 @@ in the schema).
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ from eegtools.budget import DEFAULT_BUDGET_TOKENS
 from eegtools.docdict import DOCDICT
 from eegtools.errors import ToolError
 from eegtools.schema import JsonSchema, sha256_of
-from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, unknown_tool
+from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, schemas_of, unknown_tool
 
 RECORD_SCHEMA: JsonSchema = {
     "type": "string",
@@ -69,7 +68,7 @@ def call_tool(
 
 def schemas() -> list[JsonSchema]:
     """Every tool's OpenAI `tools=` entry, in registry order (a fresh copy on each call)."""
-    return [copy.deepcopy(spec.schema()) for spec in TOOLS.values()]
+    return schemas_of(TOOLS.values())
 
 
 def schemas_sha256() -> str:

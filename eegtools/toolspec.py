@@ -10,8 +10,9 @@ one way. The schema comes from the function's signature and numpydoc docstring
 """
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -44,6 +45,11 @@ class ToolSpec:
     def schema(self) -> JsonSchema:
         """OpenAI `tools=` entry."""
         return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
+
+
+def schemas_of(specs: Iterable[ToolSpec]) -> list[JsonSchema]:
+    """The OpenAI `tools=` entries of `specs`, in their order (a fresh copy the caller may change)."""
+    return [copy.deepcopy(spec.schema()) for spec in specs]
 
 
 def fill_doc(func: F, docdict: Mapping[str, str]) -> F:

@@ -70,22 +70,31 @@ def updated(text: str, table: Table, where: str) -> str:
     return text[:start] + "\n" + table.make() + "\n" + text[end:]
 
 
+def _rendered(root: Path) -> tuple[dict[Path, str], list[str]]:
+    """Each page with its tables made now (a page's tables applied in turn), and the tables
+    whose committed text differs."""
+    pages: dict[Path, str] = {}
+    changed = []
+    for table in TABLES:
+        path = root / table.page
+        text = pages.get(path) or path.read_text(encoding="utf-8")
+        pages[path] = updated(text, table, table.page)
+        if pages[path] != text:
+            changed.append(f"{table.page}: {table.name}")
+    return pages, changed
+
+
 def stale(root: Path = PROJECT_ROOT) -> list[str]:
     """The generated tables whose committed text differs from what the code makes now."""
-    found = []
-    for table in TABLES:
-        text = (root / table.page).read_text(encoding="utf-8")
-        if updated(text, table, table.page) != text:
-            found.append(f"{table.page}: {table.name}")
-    return found
+    return _rendered(root)[1]
 
 
 def main(root: Path = PROJECT_ROOT) -> int:
-    """Rewrite every generated table; 0 when all were already current, 1 when one changed."""
-    changed = stale(root)
-    for table in TABLES:
-        path = root / table.page
-        path.write_text(updated(path.read_text(encoding="utf-8"), table, table.page), encoding="utf-8")
+    """Rewrite every stale generated table; 0 when all were already current, 1 when one changed."""
+    pages, changed = _rendered(root)
+    for path, text in pages.items():
+        if text != path.read_text(encoding="utf-8"):
+            path.write_text(text, encoding="utf-8")
     for name in changed:
         print(f"rewrote {name}")
     return 1 if changed else 0
