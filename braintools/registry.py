@@ -26,6 +26,7 @@ from braintools.errors import ToolError
 from braintools.state import STATE, Branch
 from eegtools.schema import JsonSchema, sha256_of
 from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, schemas_of, unknown_tool
+from extensions.registry import Registry
 
 Group = Literal["inspection", "preparation", "segmentation", "features", "statistics", "artifacts",
                 "sleep", "neurocog", "physiol"]
@@ -49,15 +50,13 @@ def result(kind: str, value: Any, **meta: Any) -> New:
     return New("results", "res", jsonable(value), {"kind": kind, **jsonable(meta)})
 
 
-TOOLS: dict[str, ToolSpec] = {}
+TOOLS: Registry[ToolSpec] = Registry("tool", unknown=unknown_tool)
 
 
 def tool(group: Group) -> Callable[[Callable[..., dict[str, Any]]], Callable[..., dict[str, Any]]]:
     """Register the decorated function as a tool of `group` (its name is the tool's name)."""
     def register(func: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-        if func.__name__ in TOOLS:
-            raise ValueError(f"tool {func.__name__!r} is registered twice")
-        TOOLS[func.__name__] = ToolSpec.from_function(fill_doc(func, DOCDICT), group=group)
+        TOOLS.register(func.__name__, ToolSpec.from_function(fill_doc(func, DOCDICT), group=group))
         return func
     return register
 
@@ -65,9 +64,7 @@ def tool(group: Group) -> Callable[[Callable[..., dict[str, Any]]], Callable[...
 def call(name: str, arguments: object, *, max_chars: int = 12000) -> dict[str, Any]:
     """Run one tool request against shared_state: the response, or {"error": {...}}; never raises."""
     try:
-        spec = TOOLS.get(name) if isinstance(name, str) else None
-        if spec is None:
-            raise unknown_tool(name, TOOLS)
+        spec = TOOLS.get(name)
         kwargs = check_arguments(spec, arguments)
         repeats = STATE.planning.note(spec.name, cast(dict[str, Any], arguments))  # a dict: checked above
         outputs = _run(spec, kwargs)
@@ -129,7 +126,7 @@ def check_size(elements: float, what: str) -> None:
 
 def specs(groups: tuple[str, ...] | None = None) -> list[ToolSpec]:
     """The tools of `groups` (all when None), in registration order."""
-    return [spec for spec in TOOLS.values() if groups is None or spec.group in groups]
+    return [spec for spec in TOOLS.items() if groups is None or spec.group in groups]
 
 
 def schemas(groups: tuple[str, ...] | None = None) -> list[JsonSchema]:

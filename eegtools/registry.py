@@ -19,6 +19,7 @@ from eegtools.docdict import DOCDICT
 from eegtools.errors import ToolError
 from eegtools.schema import JsonSchema, sha256_of
 from eegtools.toolspec import ToolSpec, check_arguments, fill_doc, schemas_of, unknown_tool
+from extensions.registry import Registry
 
 RECORD_SCHEMA: JsonSchema = {
     "type": "string",
@@ -27,22 +28,29 @@ RECORD_SCHEMA: JsonSchema = {
 HARNESS_ONLY: tuple[str, ...] = ("budget_tokens",)
 
 
-TOOLS: dict[str, ToolSpec] = {
-    spec.name: spec
-    for spec in (ToolSpec.from_function(fill_doc(func, DOCDICT), replace={"record": RECORD_SCHEMA}, exclude=HARNESS_ONLY)
-                 for func in (
-        T.get_recording_info,
-        T.get_channel_list,
-        T.compute_noise_metrics,
-        T.compute_power_spectrum,
-        T.compute_band_power,
-        T.compute_time_features,
-        T.compute_windowed_features,
-        T.detect_transients,
-        T.compute_asymmetry,
-        T.compute_channel_correlation,
-    ))
-}
+TOOLS: Registry[ToolSpec] = Registry("tool", unknown=unknown_tool)
+
+
+def register(func: Callable[..., dict[str, Any]]) -> ToolSpec:
+    """Add a tool: `func(record, ..., budget_tokens)` with a numpydoc docstring (DOCDICT's
+    entries filled in), named as the function; its schema is generated from both."""
+    spec = ToolSpec.from_function(fill_doc(func, DOCDICT), replace={"record": RECORD_SCHEMA}, exclude=HARNESS_ONLY)
+    return TOOLS.register(spec.name, spec)
+
+
+for _func in (
+    T.get_recording_info,
+    T.get_channel_list,
+    T.compute_noise_metrics,
+    T.compute_power_spectrum,
+    T.compute_band_power,
+    T.compute_time_features,
+    T.compute_windowed_features,
+    T.detect_transients,
+    T.compute_asymmetry,
+    T.compute_channel_correlation,
+):
+    register(_func)
 
 
 def call_tool(
@@ -57,8 +65,6 @@ def call_tool(
     the standardized {"error": {...}} response; never raises for a bad request."""
     try:
         spec = TOOLS.get(name)
-        if spec is None:
-            raise unknown_tool(name, TOOLS)
         kwargs = check_arguments(spec, arguments)
         record = resolve_record(kwargs.pop("record", None))
         return spec.func(record, budget_tokens=budget_tokens, **kwargs)
@@ -68,7 +74,7 @@ def call_tool(
 
 def schemas() -> list[JsonSchema]:
     """Every tool's OpenAI `tools=` entry, in registry order (a fresh copy on each call)."""
-    return schemas_of(TOOLS.values())
+    return schemas_of(TOOLS.items())
 
 
 def schemas_sha256() -> str:

@@ -123,6 +123,7 @@ def check_arguments(spec: ToolSpec, arguments: object) -> dict[str, Any]:
     return {k: v for k, v in arguments.items() if v is not None}
 
 
-def unknown_tool(name: object, known: Mapping[str, ToolSpec]) -> ToolError:
-    """The error of a call to a tool that does not exist, listing the ones that do."""
+def unknown_tool(name: object, known: Iterable[str]) -> ToolError:
+    """The error of a call to a tool that does not exist, listing the ones that do (a tool
+    registry's `unknown`)."""
     return ToolError("unsupported", f"tool {name!r} does not exist; tools: {', '.join(known)}", argument="tool")

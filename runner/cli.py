@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from rich.markup import escape
 
+from extensions.registry import UnknownName
 from runner.commands.doctor import cmd_doctor, cmd_jit_cache
 from runner.commands.evaluate import cmd_eval
 from runner.commands.instances import cmd_instances
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     orphans.mark_controller()
     try:
         return COMMANDS[args.command](args, Environment.from_os())
-    except UserError as exc:
+    except (UserError, UnknownName) as exc:  # an unknown extension name is wrong input too
         console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line: paths stay whole
         return EXIT_USER_ERROR
     except (InfrastructureError, EegbenchError) as exc:

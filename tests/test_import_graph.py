@@ -1,7 +1,8 @@
 """No import cycle among the project's modules, counting imports inside functions and under
 TYPE_CHECKING (read from the source with ast), and the layering the packages promise:
-validation, eegtools and braintools never import the controller; the toolset (braintools,
-which runs in the sandbox's kernel) needs nothing but eegtools; a model client never depends
+extensions (the Registry every layer uses) imports nothing of the project; validation, eegtools
+and braintools never import the controller; the toolsets (which run in the sandbox's kernel)
+need nothing but the tool core in eegtools and extensions; a model client never depends
 on the run store, nor the run settings on the executors or paradigms they name; and no
 hand-written module of the packages is over 500 lines."""
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 from tests.import_graph import find_cycle, import_graph, reachable
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["runner", "validation", "eegtools", "braintools", "reference_scripts"]
+PACKAGES = ["extensions", "runner", "validation", "eegtools", "braintools", "reference_scripts"]
 
 
 def test_the_project_has_no_import_cycle():
@@ -24,12 +25,14 @@ def test_the_project_has_no_import_cycle():
 def test_lower_layers_never_import_the_controller():
     graph = import_graph(PROJECT_ROOT, PACKAGES)
     for module, targets in graph.items():
-        if module.split(".")[0] in ("validation", "eegtools", "braintools", "reference_scripts"):
+        if module.split(".")[0] in ("extensions", "validation", "eegtools", "braintools", "reference_scripts"):
             assert not any(t.startswith("runner") for t in targets), (module, sorted(targets))
+        if module.startswith("extensions"):
+            assert all(t.startswith("extensions") for t in targets), (module, sorted(targets))
         if module.startswith("eegtools"):
-            assert all(t.startswith("eegtools") for t in targets), (module, sorted(targets))
+            assert all(t.split(".")[0] in ("eegtools", "extensions") for t in targets), (module, sorted(targets))
         if module.startswith("braintools"):
-            assert all(t.split(".")[0] in ("braintools", "eegtools") for t in targets), (module, sorted(targets))
+            assert all(t.split(".")[0] in ("braintools", "eegtools", "extensions") for t in targets), (module, sorted(targets))
 
 
 def test_model_clients_and_run_settings_sit_below_the_run():
@@ -50,9 +53,9 @@ def test_no_hand_written_module_is_over_500_lines():
 
 
 def test_unit_registry_is_a_leaf():
-    """The registry imports the Unit type and the errors only; the units do not import it."""
-    graph = import_graph(PROJECT_ROOT, ["validation"])
-    assert graph["validation.unit_registry"] == {"validation.errors", "validation.unit"}
+    """The registry imports the Registry and Unit types and the errors only; the units do not import it."""
+    graph = import_graph(PROJECT_ROOT, ["extensions", "validation"])
+    assert graph["validation.unit_registry"] == {"extensions", "extensions.registry", "validation.errors", "validation.unit"}
     for module in ("validation.units", "validation.agentbench.units", "validation.judge",
                    "validation.artifacts.check", "validation.unit"):
         assert "validation.unit_registry" not in graph[module], module

@@ -26,11 +26,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from validation import unit_registry
 from validation.context import ScoringContext
 from validation.errors import MetricConfigError
 from validation.instance import Instance, MetricSpec
 from validation.unit import ChanceCase, Unit, ground_truth, has_ground_truth
+from validation.unit_registry import UNITS
 
 _EPSILON = 1e-6  # unit scores are rounded to 6 decimals: a design exactly at chance may sum a hair over
 TASK_FLOOR_LIMIT = 30.0  # no task's best constant answer may score more (of 100)
@@ -89,7 +89,7 @@ def task_baseline(task_id: str, instances: list[Instance]) -> TaskBaseline:
     metric_ids: dict[str, str] = {}  # metric_id -> type, in first-seen order
     for inst in instances:
         for metric in inst.eval_config.metrics:
-            if unit_registry.get(metric.type).chance is not None:
+            if UNITS.get(metric.type).chance is not None:
                 metric_ids.setdefault(metric.metric_id, metric.type)
     metrics = [metric_baseline(task_id, metric_id, instances) for metric_id in metric_ids]
     return TaskBaseline(task_id=task_id, instances=len(instances), metrics=metrics)
@@ -103,15 +103,16 @@ def metric_baseline(task_id: str, metric_id: str, instances: list[Instance]) -> 
     if not cases:
         raise ValueError(f"{task_id}: no instance has metric {metric_id!r}")
     kind = cases[0][1].type
-    unit = unit_registry.get(kind)
+    unit = UNITS.get(kind)
     truths = [_truth(case_id, metric_id, m.params) for case_id, m in cases]
     answers = _answer_counts(truths)
     matrix = [_scores(unit, a.answer, cases, metric_id) for a in answers]
     scored = [(sum(row) / len(row), a) for row, a in zip(matrix, answers)]
     best_score, best = max(scored, key=lambda pair: pair[0])  # ties: the most frequent answer
     chance, source, missing = _chance(unit, cases, answers, binding_params)
-    numbers = [float(t) for t in truths if kind == "numeric_check" and _is_number(t)]
-    tolerances = [float(m.params.get("tolerance", 0)) for _, m in cases] if kind == "numeric_check" else []
+    numeric = unit.family == "numeric"
+    numbers = [float(t) for t in truths if numeric and _is_number(t)]
+    tolerances = [float(m.params.get("tolerance", 0)) for _, m in cases] if numeric else []
     return MetricBaseline(
         task_id=task_id,
         metric_id=metric_id,
@@ -138,7 +139,7 @@ def held_out_baseline(metric: MetricBaseline, instances: list[Instance]) -> floa
              if m.metric_id == metric.metric_id]
     if len(cases) < 2:
         return metric.chance
-    unit = unit_registry.get(metric.type)
+    unit = UNITS.get(metric.type)
     truths = [json.dumps(_truth(case_id, metric.metric_id, m.params), sort_keys=True) for case_id, m in cases]
     matrix = [_scores(unit, a.answer, cases, metric.metric_id) for a in metric.answers]
     keys = [json.dumps(a.answer, sort_keys=True) for a in metric.answers]

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 import validation.builtin_units  # noqa: F401 (importing it registers the built-in units)
-from validation import unit_registry
 from validation.errors import InstanceError, MetricConfigError, describe_validation_errors, short_value
+from validation.unit_registry import UNITS
 
 SUBSETS = (
     "Foundational Analysis",
@@ -131,8 +131,8 @@ class MetricSpec(BaseModel):
     @classmethod
     def _known_type(cls, value: str) -> str:
         # Read at validation time, so a unit registered later (a test's toy unit) is known.
-        if not unit_registry.is_registered(value):
-            raise ValueError(f"unknown metric type {value!r}; expected one of {unit_registry.names()}")
+        if value not in UNITS:
+            raise ValueError(f"unknown metric type {value!r}; expected one of {UNITS.names()}")
         return value
 
 
@@ -226,7 +226,7 @@ def check_metric_params(path: Path | str, instance: Instance) -> None:
     loaded, not half way through a run."""
     for index, spec in enumerate(instance.eval_config.metrics):
         try:
-            unit_registry.get(spec.type).check_params(spec.params)
+            UNITS.get(spec.type).check_params(spec.params)
         except MetricConfigError as exc:
             field, problem = _param_field(f"eval_config.metrics[{index}]", spec.params, str(exc))
             raise InstanceError(f"{path}: field '{field}' (metric {spec.metric_id}, {spec.type}): {problem}") from None

@@ -29,12 +29,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from validation import unit_registry
 from validation.context import ScoringContext
 from validation.errors import MetricConfigError, ScoringError
 from validation.instance import Instance, MetricSpec
 from validation.parser import ParsedReport, parse_report
 from validation.unit import UnitOutcome, ground_truth
+from validation.unit_registry import UNITS
 
 DECIMALS = 6
 
@@ -156,7 +156,7 @@ def check_instance_metrics(instance: Instance) -> list[str]:
     problems = []
     for spec in instance.eval_config.metrics:
         try:
-            unit_registry.get(spec.type).check_params(spec.params)
+            UNITS.get(spec.type).check_params(spec.params)
         except MetricConfigError as exc:
             problems.append(_problem(instance.case_id, spec, exc))
     return problems
@@ -183,7 +183,7 @@ def _score_metric(
 
 def _run_unit(case_id: str, spec: MetricSpec, predicted: Any, context: ScoringContext) -> UnitOutcome:
     try:
-        unit = unit_registry.get(spec.type)  # MetricSpec validated the type when it loaded
+        unit = UNITS.get(spec.type)  # MetricSpec validated the type when it loaded
         return unit.score(predicted, spec.params, context.for_metric(spec.metric_id))
     except MetricConfigError as exc:
         raise ScoringError(_problem(case_id, spec, exc)) from exc

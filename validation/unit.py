@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -134,12 +134,21 @@ class Unit:
     # The validation-unit family reports group scores by: BrainBench's six (numeric,
     # categorical, set, sequence, semantic, artifact) and EEGAgentBench's events.
     family: str = "other"
+    # How an open task's ensemble of pipeline values becomes one ground truth
+    # (runner/benchmark/ensemble.py): their median with a tolerance from their spread, or the
+    # one answer every pipeline agrees on; None: the unit takes no ensemble.
+    ensemble: Literal["median", "agree"] | None = None
+    # What two answers must share to be the same answer, for an "agree" ensemble (a set's
+    # members whatever their order and case, a label's text).
+    answer_key: Callable[[Any], str] = str
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.isidentifier():
             raise ValueError(f"unit name {self.name!r} is not an identifier")
         if self.chance is not None and not self.deterministic:
             raise ValueError(f"unit {self.name}: only a deterministic unit can have a chance rule")
+        if self.ensemble is not None and not self.deterministic:
+            raise ValueError(f"unit {self.name}: only a deterministic unit can take an ensemble")
 
     def check_params(self, params: Mapping[str, Any]) -> None:
         """Raise MetricConfigError when params are unusable (the instance is broken).

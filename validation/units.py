@@ -411,22 +411,37 @@ def categorical_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Ch
                   classes_missing=True)
 
 
+# --- when two pipelines give the same answer (an "agree" ensemble) -------------------------
+
+
+def set_key(value: Any) -> str:
+    """A set's members whatever their order and case."""
+    return repr(sorted({str(v).strip().casefold() for v in value}))
+
+
+def sequence_key(value: Any) -> str:
+    """A sequence's items in order, whatever their case."""
+    return repr([str(v).strip().casefold() for v in value])
+
+
 # --- the units ----------------------------------------------------------------------------
 
 NUMERIC_CHECK = Unit(
     name="numeric_check", score=ignoring_context(numeric_check), deterministic=True,
     ground_truth_types=(int, float), chance=spread_chance, reasoned_params=("tolerance",), family="numeric",
+    ensemble="median",
 )
 CATEGORICAL_CHECK = Unit(
     name="categorical_check", score=ignoring_context(categorical_check), deterministic=True,
-    ground_truth_types=(str, int), chance=categorical_chance, family="categorical",
+    ground_truth_types=(str, int), chance=categorical_chance, family="categorical", ensemble="agree",
 )
 SET_MATCH_CHECK = Unit(
     name="set_match_check", score=ignoring_context(set_match_check), deterministic=True,
-    ground_truth_types=(list,), chance=spread_chance, family="set",
+    ground_truth_types=(list,), chance=spread_chance, family="set", ensemble="agree", answer_key=set_key,
 )
 SEQUENCE_MATCH_CHECK = Unit(
     name="sequence_match_check", score=ignoring_context(sequence_match_check), deterministic=True,
-    ground_truth_types=(list,), chance=spread_chance, family="sequence",
+    ground_truth_types=(list,), chance=spread_chance, family="sequence", ensemble="agree",
+    answer_key=sequence_key,
 )
 DETERMINISTIC_UNITS = (NUMERIC_CHECK, CATEGORICAL_CHECK, SET_MATCH_CHECK, SEQUENCE_MATCH_CHECK)

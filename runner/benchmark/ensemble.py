@@ -4,15 +4,15 @@ An open task states a scientific goal and leaves the method to the agent, so its
 truth must not hang on one pipeline's choices (Welch or multitaper, a filter design, a
 reference, an epoching variant, a detector setting). Its reference script computes the
 answer under each pipeline it deems defensible and returns them all, as {pipeline: value},
-under the metric's truth key. The metric's `ensemble` rule then makes one ground truth:
+under the metric's truth key. The metric's `ensemble` rule then makes one ground truth, as
+the metric's unit says (`Unit.ensemble`):
 
-- numeric_check: the median of the values, with tolerance = max(min_tolerance,
+- "median" (numeric_check): the median of the values, with tolerance = max(min_tolerance,
   spread_factor x (max - min)); a tolerance over max_tolerance could not tell a right
   answer from a wrong one, so the binding is rejected;
-- categorical_check and label_check: the one value every pipeline gave; a disagreement
-  rejects the binding;
-- set_match_check: the one set every pipeline gave (order and case aside), and
-  sequence_match_check: the one sequence; a disagreement rejects the binding.
+- "agree" (categorical_check, label_check, set_match_check, sequence_match_check): the one
+  answer every pipeline gave, as the unit's `answer_key` compares them (a set's members
+  whatever their order and case); a disagreement rejects the binding.
 
 The values are kept in the instance's reference block (`ensembles`), so the spread behind
 every tolerance can be audited.
@@ -26,11 +26,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-NUMERIC = ("numeric_check",)
-CATEGORICAL = ("categorical_check", "label_check")
-SETS = ("set_match_check",)
-SEQUENCES = ("sequence_match_check",)
-AGREEING = CATEGORICAL + SETS + SEQUENCES  # every pipeline must give the same answer
+import validation.builtin_units  # noqa: F401 (registers the units this module asks about)
+from validation.unit import Unit
+from validation.unit_registry import UNITS
+
 MIN_PIPELINES = 2
 
 
@@ -64,10 +63,16 @@ class EnsembleTruth:
 
 def check_rule(rule: EnsembleRule, metric_type: str) -> None:
     """ValueError when the rule cannot apply to the metric's unit type."""
-    if metric_type in NUMERIC and rule.max_tolerance is None:
+    unit = UNITS.get(metric_type) if metric_type in UNITS else None
+    if unit is None or unit.ensemble is None:
+        raise ValueError(f"ensembles apply to {', '.join(ensemble_types())}, not {metric_type}")
+    if unit.ensemble == "median" and rule.max_tolerance is None:
         raise ValueError("a numeric ensemble needs max_tolerance (the widest band that still separates answers)")
-    if metric_type not in NUMERIC + AGREEING:
-        raise ValueError(f"ensembles apply to {', '.join(NUMERIC + AGREEING)}, not {metric_type}")
+
+
+def ensemble_types() -> tuple[str, ...]:
+    """The metric types whose units take an ensemble, in registration order."""
+    return tuple(unit.name for unit in UNITS.items() if unit.ensemble is not None)
 
 
 def resolve(rule: EnsembleRule, metric_type: str, values: Any) -> EnsembleTruth:
@@ -77,15 +82,16 @@ def resolve(rule: EnsembleRule, metric_type: str, values: Any) -> EnsembleTruth:
         raise ValueError(f"an ensemble is an object of at least {MIN_PIPELINES} {{pipeline: value}}, "
                          f"got {values!r}")
     values = _by_name(values)
-    if metric_type in AGREEING:
-        return _agreed(metric_type, values)
+    unit = UNITS.get(metric_type)
+    if unit.ensemble == "agree":
+        return _agreed(unit, values)
     return _numeric(rule, values)
 
 
 def consensus(metric_type: str, values: dict[str, Any]) -> Any:
     """The one answer an ensemble stands for (the ground truth `resolve` writes, without its
     tolerance or a rejection): what the oracle reports from its in-kernel run of the script."""
-    if metric_type in AGREEING:
+    if UNITS.get(metric_type).ensemble == "agree":
         return next(iter(_by_name(values).values()))
     return _median(list(values.values()))
 
@@ -96,23 +102,13 @@ def _by_name(values: dict[str, Any]) -> dict[str, Any]:
     return dict(sorted(values.items()))
 
 
-def _agreed(metric_type: str, values: dict[str, Any]) -> EnsembleTruth:
-    if metric_type in SETS + SEQUENCES and not all(isinstance(v, list) for v in values.values()):
-        raise ValueError(f"a {metric_type} ensemble holds lists, got {_listed(values)}")
-    distinct = {_answer_key(metric_type, v) for v in values.values()}
+def _agreed(unit: Unit, values: dict[str, Any]) -> EnsembleTruth:
+    if unit.ground_truth_types == (list,) and not all(isinstance(v, list) for v in values.values()):
+        raise ValueError(f"a {unit.name} ensemble holds lists, got {_listed(values)}")
+    distinct = {unit.answer_key(v) for v in values.values()}
     if len(distinct) > 1:
         raise EnsembleRejected(f"the pipelines disagree: {_listed(values)}")
     return EnsembleTruth(value=next(iter(values.values())), tolerance=None, values=dict(values))
-
-
-def _answer_key(metric_type: str, value: Any) -> str:
-    """What two answers must share to be the same answer: a set's members whatever their
-    order and case, a sequence's items in order, a label's text."""
-    if metric_type in SETS:
-        return repr(sorted({str(v).strip().casefold() for v in value}))
-    if metric_type in SEQUENCES:
-        return repr([str(v).strip().casefold() for v in value])
-    return str(value)
 
 
 def _numeric(rule: EnsembleRule, values: dict[str, Any]) -> EnsembleTruth:

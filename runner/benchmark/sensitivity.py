@@ -26,16 +26,14 @@ from pydantic import BaseModel
 
 from runner.benchmark import catalog, ensemble, mutants, truth
 from runner.core.fileio import write_atomic
-from validation import unit_registry
 from validation.context import ScoringContext
 from validation.errors import UserError
 from validation.instance import Instance, MetricSpec, Reference
 from validation.scoring import score_instance
+from validation.unit_registry import UNITS
 
 CAUGHT_AT = 50.0  # a mutant is caught on an instance where it scores at most this (of 100)
 MIN_CAUGHT = 0.9  # ... and caught when that holds on at least this share of its task's instances
-FIELD_TYPES = frozenset({"numeric_check", "categorical_check", "label_check", "set_match_check",
-                         "sequence_match_check"})
 RECORDS_DIR = Path("instances/sensitivity")
 CACHE_DIR = Path(".cache/mutants")
 ERROR_KEY = "error"  # an answer that is {"error": text}: the mutant failed on that instance
@@ -77,9 +75,15 @@ class TaskSensitivity(BaseModel):
 # --- scoring one answer ------------------------------------------------------------------
 
 
+def is_field_type(metric_type: str) -> bool:
+    """A metric a report answers with one value that pipelines can agree on or average (the
+    units that take an ensemble): what a mutant's answer is scored on."""
+    return metric_type in UNITS and UNITS.get(metric_type).ensemble is not None
+
+
 def field_metrics(instance: Instance) -> list[MetricSpec]:
     """The instance's metrics a report answers with a value (not a file, not a judge)."""
-    return [m for m in instance.eval_config.metrics if m.type in FIELD_TYPES]
+    return [m for m in instance.eval_config.metrics if is_field_type(m.type)]
 
 
 def answer_of(instance: Instance, result: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +106,7 @@ def answer_score(instance: Instance, answer: dict[str, Any]) -> float:
     instance's field metrics."""
     report = "```json\n" + json.dumps(answer, ensure_ascii=False) + "\n```"
     scored = score_instance(instance, report)
-    fields = [r for r in scored.metrics if r.type in FIELD_TYPES]
+    fields = [r for r in scored.metrics if is_field_type(r.type)]
     weight = sum(r.weight for r in fields)
     if weight <= 0:
         raise UserError(f"{instance.case_id}: no field metric to score a mutant on")
@@ -116,7 +120,7 @@ def alternatives(instance: Instance) -> tuple[int, int]:
     accepted = total = 0
     for metric in instance.eval_config.metrics:
         for value in (ensembles.get(metric.metric_id) or {}).values():
-            outcome = unit_registry.get(metric.type).score(value, metric.params, ScoringContext())
+            outcome = UNITS.get(metric.type).score(value, metric.params, ScoringContext())
             total += 1
             accepted += outcome.score == 1.0
     return accepted, total

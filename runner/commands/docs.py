@@ -39,7 +39,7 @@ class Table:
 def eegtools_table() -> str:
     """One row per eegtools tool: its name and the first sentence of its description."""
     rows = ["| tool | what it returns |", "|---|---|"]
-    for spec in TOOLS.values():
+    for spec in TOOLS.items():
         first = spec.description.strip().split(". ")[0].rstrip(".").replace("|", "\\|")
         rows.append(f"| `{spec.name}` | {first} |")
     return "\n".join(rows)

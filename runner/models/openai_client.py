@@ -31,19 +31,29 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
+from runner.core.paths import Environment
 from runner.core.settings import ModelSettings
 from runner.core.transcript import Usage
 from runner.models import request_body
 from runner.models.base import Completion, Message, Model, ModelError, ModelFailure, ModelSession, ToolCall
-from runner.models.credentials import API_KEY_VARS, BASE_URL_VARS, first_key, key_sources
+from runner.models.credentials import (
+    API_KEY_VARS,
+    BASE_URL_VARS,
+    check_base_url,
+    endpoint_from_env,
+    first_key,
+    key_sources,
+    public_url,
+)
+from runner.models.endpoint import Endpoint, EndpointError
 from runner.models.ratelimit import EndpointLimiter, Limiter
-from validation.errors import UserError
+from validation.context import ChatReply
 from validation.instance import Instance
 
 log = logging.getLogger(__name__)
@@ -57,36 +67,9 @@ CONTEXT_PATTERN = re.compile(
 REFUSAL_PATTERN = re.compile(r"content[_ ](filter|policy|management)|safety system|flagged", re.IGNORECASE)
 RETRY_AFTER_MAX_S = 600.0  # a longer Retry-After is a broken header, not a plan
 LEASE_MARGIN_S = 30.0  # beyond the request timeout, before an unreleased connection is taken back
+DEFAULT_MAX_TOKENS = 2048  # when --max-tokens is not given
+JSON_MODE = {"type": "json_object"}  # what parsers and judges ask for
 CHARS_PER_TOKEN = 4  # the token estimate the tpm budget is charged before the reply says
-
-
-def endpoint_from_env(env: Mapping[str, str]) -> tuple[str, str]:
-    """(base_url, api_key) from EEGBENCH_* or, failing that, OPENAI_* variables of `env`
-    (the command's Environment.variables); a key may come from the file its _FILE variable
-    names (runner/models/credentials.py)."""
-    base_url = _first_set(env, BASE_URL_VARS)
-    api_key = first_key(env, API_KEY_VARS)
-    missing = ([" or ".join(BASE_URL_VARS)] if base_url is None else []) + ([key_sources(API_KEY_VARS)] if api_key is None else [])
-    if base_url is None or api_key is None:
-        raise UserError("openai model: set " + " and ".join(missing) + " (e.g. EEGBENCH_BASE_URL=https://api.openai.com/v1)")
-    variable = next(name for name in BASE_URL_VARS if env.get(name))
-    return check_base_url(variable, base_url), api_key
-
-
-def check_base_url(variable: str, url: str) -> str:
-    """An http(s) URL with a host; UserError names the variable (a bad URL would otherwise
-    make every instance an infra_error, one by one)."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 (parses the port: "host:abc" raises here, not mid-run)
-    except ValueError as exc:
-        problem = str(exc)
-    else:
-        if parts.scheme in ("http", "https") and parts.hostname:
-            return url
-        problem = "expected an http:// or https:// URL with a host"
-    shown = url if "@" not in url else "...@" + url.rsplit("@", 1)[1]  # never echo credentials
-    raise UserError(f"{variable}={shown!r}: {problem}, e.g. https://api.openai.com/v1")
 
 
 def limiter_options(settings: ModelSettings) -> dict[str, Any]:
@@ -462,16 +445,33 @@ def _retry_after(exc: Exception) -> float | None:
     return None
 
 
-def _first_set(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
-    for name in names:
-        if env.get(name):
-            return env[name]
-    return None
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=openai:NAME: the endpoint at EEGBENCH_BASE_URL (or OPENAI_BASE_URL) with its key."""
+    base_url, api_key = endpoint_from_env(env.variables)
+    return OpenAIModel(str(argument), base_url, api_key, max_tokens=settings.max_tokens or DEFAULT_MAX_TOKENS,
+                       **settings_options(settings))
 
 
-def public_url(url: str) -> str:
-    """The base URL without user:password@ or a query string, fit for run.json."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+def endpoint(role: str, argument: str | None, env: Environment, cache_dir: Path | None) -> Endpoint:
+    """A parser or judge at EEGBENCH_<ROLE>_BASE_URL and _API_KEY, else the evaluated model's."""
+    name = str(argument)
+    prefix = f"EEGBENCH_{role.upper()}_"
+    variables = (prefix + "BASE_URL", *BASE_URL_VARS)
+    variable = next((v for v in variables if env.get(v)), None)
+    base_url = check_base_url(variable, env.get(variable) or "") if variable else None
+    api_key = first_key(env.variables, (prefix + "API_KEY", *API_KEY_VARS))
+    if not base_url or not api_key:
+        raise EndpointError(f"{role} model {name!r}: set {prefix}BASE_URL and {key_sources((prefix + 'API_KEY',))} "
+                            "(or the evaluated model's EEGBENCH_BASE_URL and EEGBENCH_API_KEY)")
+    client = OpenAIModel(name, base_url, api_key, temperature=0.0, max_tokens=1024)
+    return Endpoint(role, f"openai:{name}", json_sender(client), {"base_url": public_url(base_url)},
+                    cache_dir=cache_dir, owner=client)
+
+
+def json_sender(client: OpenAIModel) -> Callable[[list[dict[str, Any]]], ChatReply]:
+    """A chat function asking an OpenAI-compatible client for JSON replies, with their usage."""
+    def send(messages: list[dict[str, Any]]) -> ChatReply:
+        completion = client.complete(messages, response_format=JSON_MODE)
+        return ChatReply(text=completion.text, prompt_tokens=completion.usage.prompt_tokens,
+                         completion_tokens=completion.usage.completion_tokens)
+    return send

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.benchmark.ensemble import consensus
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession
 from runner.models.oracle_plan import PlanPlayer, is_brainagent
@@ -202,3 +204,8 @@ def _last_user_text(messages: list[Message]) -> str:
         if message.get("role") == "user":
             return message.get("content") or ""
     return ""
+
+
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=oracle: the reference scripts' own answers, read from the project."""
+    return OracleModel(env.paths.project_root)

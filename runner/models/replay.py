@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.core.transcript import Turn
 from runner.models.base import Completion, Message, Model, ModelError, ModelSession, ToolCall
 from runner.models.scripted import ListSession
@@ -90,3 +92,8 @@ def recorded_turns(root: Path, case_id: str) -> list[Turn]:
         return recorded.read_transcript(root, case_id).turns
     except (EegbenchError, ValidationError, OSError) as exc:
         raise ModelError(f"replay: {exc}", infrastructure=False) from exc
+
+
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=replay:RUN_DIR: the replies a finished run recorded."""
+    return ReplayModel(Path(str(argument)))

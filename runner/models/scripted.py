@@ -13,12 +13,17 @@ in for a sampling model deterministically (the epoch comes with the instance the
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
+from runner.core.paths import Environment
+from runner.core.settings import ModelSettings
 from runner.core.transcript import Usage
 from runner.models.base import Completion, Message, Model, ModelSession
+from runner.models.endpoint import Endpoint, EndpointError
 from runner.run.records import epoch_of
 from validation.errors import UserError
 from validation.instance import Instance
@@ -120,3 +125,28 @@ def epochs_field(path: Path, data: dict[str, Any]) -> dict[int, list[str]]:
             raise RepliesFileError(f'{path}: field "epochs" has key {key!r}; keys are epoch numbers ("1", "2", ...)')
         parsed[int(key)] = string_list(path, replies, f"epochs.{key}")
     return parsed
+
+
+def build(argument: str | None, env: Environment, settings: ModelSettings) -> Model:
+    """MODEL=script:PATH: replies from a JSON file."""
+    return ScriptedModel(Path(str(argument)))
+
+
+def endpoint(role: str, argument: str | None, env: Environment, cache_dir: Path | None) -> Endpoint:
+    """A parser or judge answering from a replies file in turn, every role cycling its list.
+    Not cached: the file is its own record."""
+    path = str(argument)
+    try:
+        replies = load_replies(Path(path))
+    except ValueError as exc:
+        raise EndpointError(f"{role} script:{path}: {exc}") from None
+    if not replies:
+        raise EndpointError(f"{role} script:{path}: 'replies' must be a non-empty list of strings")
+    turn = itertools.cycle(replies)
+    lock = threading.Lock()
+
+    def send(messages: list[dict[str, Any]]) -> str:
+        with lock:
+            return next(turn)
+
+    return Endpoint(role, f"script:{Path(path).name}", send, {"path": path}, cache_dir=None)

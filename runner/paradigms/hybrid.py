@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import eegtools
+import extensions
 from runner.paradigms import prompts
 from runner.paradigms.codeact import CodeAct
 
@@ -17,7 +18,8 @@ class Hybrid(CodeAct):
     """CodeAct plus `import eegtools` in the kernel."""
 
     name = "hybrid"
-    libraries: tuple[Path, ...] = (Path(eegtools.__file__).resolve().parent,)
+    # eegtools' tool registry is an extensions.Registry, so both packages are mounted
+    libraries: tuple[Path, ...] = (Path(eegtools.__file__).resolve().parent, Path(extensions.__file__).resolve().parent)
     system_prompt = prompts.hybrid_system_prompt()
 
     def describe(self) -> dict[str, Any]:

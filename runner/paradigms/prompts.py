@@ -62,7 +62,7 @@ def tool_catalogue() -> str:
     from eegtools import TOOLS
 
     lines: list[str] = []
-    for spec in TOOLS.values():
+    for spec in TOOLS.items():
         args = ", ".join(spec.parameters["properties"])
         lines.append(f"- {spec.name}({args}): {spec.description}")
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from runner.report.figure_style import (
 from runner.report.model import Figure, Report
 from runner.report.rows import RunData
 from validation.agentbench.answers import EPOCH_S, expand_hypnogram
+from validation.agentbench.units import HYPNOGRAM_CHECK
 
 # --- EEGAgentBench --------------------------------------------------------------------------
 
@@ -135,7 +136,7 @@ def _hypnogram_units(runs: Sequence[RunData]) -> dict[tuple[str, str], tuple[lis
     found: dict[tuple[str, str], tuple[list[str], list[str], float | None]] = {}
     for run in runs:
         for row in run.rows:
-            unit = next((u for u in row.units if u.type == "hypnogram_check"), None)
+            unit = next((u for u in row.units if u.type == HYPNOGRAM_CHECK.name), None)
             if unit is None or row.epoch != 1:
                 continue
             n_epochs = _epochs(unit.expected)

@@ -19,10 +19,10 @@ from runner.core.transcript import Observation, ToolCallRecord
 from runner.run.recorded import MissingRecord
 from runner.run.records import ResultRecord, TranscriptRecord, entry_key
 from runner.run.store import RunStore
-from validation import unit_registry
 from validation.errors import UserError
 from validation.instance import DIFFICULTY_LEVELS, Instance
 from validation.scoring import InstanceScore
+from validation.unit_registry import UNITS
 
 ROLES = ("target", "parser", "judge", "vlm_judge")
 # Statuses where the model ended with a final report of its own (forced_solution: on the
@@ -336,9 +336,9 @@ def _units(score: InstanceScore | None) -> list[UnitRow]:
 
 def unit_family(kind: str) -> str:
     """The validation-unit family of a metric type ("other" for a type no longer known)."""
-    if not unit_registry.is_registered(kind):
+    if kind not in UNITS:
         return "other"
-    return unit_registry.get(kind).family
+    return UNITS.get(kind).family
 
 
 def _valid(score: InstanceScore | None) -> bool:

@@ -7,29 +7,16 @@ docker backend is built.
 """
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Callable
 
-from runner.core.registry import Registry
+from extensions.registry import Registry, lazy
 from runner.sandbox.base import Backend
 
 AUTO = "auto"
 AUTO_FIRST, AUTO_FALLBACK = "docker", "local"  # what SANDBOX=auto tries, in order
 
-BACKENDS: Registry[Backend] = Registry("sandbox backend")
-
-
-def lazy(module: str, cls: str) -> Callable[[], Backend]:
-    """A factory that imports `module` and builds `cls()` only when the backend is asked for."""
-
-    def build() -> Backend:
-        backend = getattr(importlib.import_module(module), cls)()
-        if not isinstance(backend, Backend):
-            raise TypeError(f"{module}.{cls} is not a sandbox Backend")
-        return backend
-
-    return build
+BACKENDS: Registry[Callable[[], Backend]] = Registry("sandbox backend")
 
 
 BACKENDS.register("local", lazy("runner.sandbox.local", "LocalBackend"))
@@ -47,8 +34,11 @@ def sandbox_choices() -> tuple[str, ...]:
 
 
 def get_backend(name: str) -> Backend:
-    """Build the backend registered as `name`; runner.core.registry.UnknownName lists the known ones."""
-    return BACKENDS.get(name)
+    """Build the backend registered as `name`; UnknownName lists the known ones."""
+    backend = BACKENDS.get(name)()
+    if not isinstance(backend, Backend):
+        raise TypeError(f"sandbox backend {name!r} built {type(backend).__name__}, not a Backend")
+    return backend
 
 
 def choose_backend(name: str) -> tuple[Backend, str]:

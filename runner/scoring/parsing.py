@@ -12,7 +12,7 @@ from typing import Any
 
 from runner.core.settings import ParserMode
 from runner.models.base import ModelError
-from runner.scoring.endpoints import Endpoint
+from runner.models.endpoint import Endpoint
 from validation.context import USAGE_DECIMALS
 from validation.errors import InfrastructureError
 from validation.instance import Instance

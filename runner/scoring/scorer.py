@@ -14,7 +14,8 @@ from typing import Any
 from runner.core.paths import Environment
 from runner.core.settings import ParserMode, ScoringSettings
 from runner.models.base import ModelError
-from runner.scoring.endpoints import Endpoint, resolve
+from runner.models.endpoint import Endpoint
+from runner.scoring.endpoints import resolve
 from runner.scoring.parsing import ParserUnavailable, parse
 from validation.context import USAGE_DECIMALS, JudgeVerdict, ScoringContext
 from validation.errors import UserError

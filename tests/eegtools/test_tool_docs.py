@@ -16,7 +16,7 @@ from eegtools import tools as T
 from eegtools.registry import HARNESS_ONLY, RECORD_SCHEMA
 from eegtools.schema import doc_sections, parameter_docs
 
-FUNCS = [spec.func for spec in TOOLS.values()]
+FUNCS = [spec.func for spec in TOOLS.items()]
 IDS = list(TOOLS)
 
 RANGE = {
@@ -90,7 +90,7 @@ def test_numpydoc_sections_summary_returns_and_raises(func):
 
 def test_parser_agrees_with_numpydoc():
     from numpydoc import docscrape
-    for spec in TOOLS.values():
+    for spec in TOOLS.items():
         parsed = docscrape.FunctionDoc(spec.func)
         theirs = {p.name: (p.type, " ".join(line.strip() for line in p.desc if line.strip())) for p in parsed["Parameters"]}
         assert theirs == {k: (v.type, v.description) for k, v in parameter_docs(spec.func).items()}, spec.name
@@ -117,7 +117,7 @@ def test_generated_schemas_keep_the_structure_the_model_relied_on():
         properties = {k: {f: v for f, v in p.items() if f != "description"} for k, p in params["properties"].items()}
         expected = {"record": {"type": "string"}, **STRUCTURE[function["name"]]}
         assert properties == expected, function["name"]
-        assert list(properties) == list(inspect.signature(TOOLS[function["name"]].func).parameters)[:-1]
+        assert list(properties) == list(inspect.signature(TOOLS.get(function["name"]).func).parameters)[:-1]
         assert params["properties"]["record"] == RECORD_SCHEMA
         assert not set(HARNESS_ONLY) & set(params["properties"])
         for name, prop in params["properties"].items():
@@ -141,27 +141,32 @@ def test_enumerations_match_the_code():
     assert set(T.DEFAULT_WINDOW_FEATURES) <= set(T.WINDOW_FEATURES)
 
 
-def test_schemas_sha256_is_stable_and_tracks_what_the_model_sees(monkeypatch):
+def test_schemas_sha256_is_stable_and_tracks_what_the_model_sees():
     first = schemas_sha256()
     assert re.fullmatch(r"[0-9a-f]{64}", first)
     assert schemas_sha256() == first
     entries = schemas()
     entries[0]["function"]["description"] = "mutated by a caller"
     assert schemas_sha256() == first, "schemas() hands out copies"
-    spec = TOOLS["compute_band_power"]
-    monkeypatch.setitem(TOOLS, spec.name, dataclasses.replace(spec, description=spec.description + " More."))
-    assert schemas_sha256() != first
-    monkeypatch.setitem(TOOLS, spec.name, spec)
+    spec = TOOLS.get("compute_band_power")
+    TOOLS.replace(spec.name, dataclasses.replace(spec, description=spec.description + " More."))
+    try:
+        assert schemas_sha256() != first
+    finally:
+        TOOLS.replace(spec.name, spec)
     assert schemas_sha256() == first
 
 
-def test_schemas_sha256_changes_when_a_parameter_description_changes(monkeypatch):
+def test_schemas_sha256_changes_when_a_parameter_description_changes():
     first = schemas_sha256()
-    spec = TOOLS["detect_transients"]
+    spec = TOOLS.get("detect_transients")
     parameters = {**spec.parameters, "properties": dict(spec.parameters["properties"])}
     parameters["properties"]["threshold"] = {**parameters["properties"]["threshold"], "description": "Changed."}
-    monkeypatch.setitem(TOOLS, spec.name, dataclasses.replace(spec, parameters=parameters))
-    assert schemas_sha256() != first
+    TOOLS.replace(spec.name, dataclasses.replace(spec, parameters=parameters))
+    try:
+        assert schemas_sha256() != first
+    finally:
+        TOOLS.replace(spec.name, spec)
 
 
 def test_schemas_sha256_is_exported_and_documented():

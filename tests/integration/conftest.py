@@ -134,14 +134,14 @@ def ground_truth_mismatches(ev: Eval, run: str) -> dict[str, tuple[object, objec
     is not exactly its ground truth. The oracle reports what the reference script computed in
     the kernel; truth generation ran the same script on the host: they must agree to the bit."""
     from runner.run.store import RunStore
-    from validation import unit_registry
+    from validation.unit_registry import UNITS
 
     store = RunStore(ev.runs_dir / run)
     found = {}
     for case in store.finished():
         fields = store.read_score(case).fields
         for metric in store.saved_instance(case).eval_config.metrics:
-            if not unit_registry.get(metric.type).deterministic or "gt_value" not in metric.params:
+            if not UNITS.get(metric.type).deterministic or "gt_value" not in metric.params:
                 continue
             parsed, truth = fields.get(metric.target_key), metric.params["gt_value"]
             if parsed != truth:

@@ -3,7 +3,6 @@ import json
 
 import pytest
 
-from validation import unit_registry
 from validation.builtin_units import BUILTIN_UNITS
 from validation.instance import Instance, load_instance
 from validation.scoring import (
@@ -13,6 +12,7 @@ from validation.scoring import (
     score_instance,
 )
 from validation.unit import ground_truth
+from validation.unit_registry import UNITS
 
 
 def make_instance(metrics, case_id="fa_test-01"):
@@ -125,9 +125,9 @@ def test_check_instance_metrics_accepts_a_valid_instance():
 
 
 def test_every_metric_type_has_exactly_one_unit():
-    assert unit_registry.names() == tuple(u.name for u in BUILTIN_UNITS)
-    assert len(set(unit_registry.names())) == len(BUILTIN_UNITS)
-    assert all(unit_registry.get(u.name) is u for u in BUILTIN_UNITS)
+    assert UNITS.names() == tuple(u.name for u in BUILTIN_UNITS)
+    assert len(set(UNITS.names())) == len(BUILTIN_UNITS)
+    assert all(UNITS.get(u.name) is u for u in BUILTIN_UNITS)
 
 
 def test_committed_instances_score_their_own_ground_truth_100():
@@ -142,7 +142,7 @@ def test_committed_instances_score_their_own_ground_truth_100():
     for path in paths:
         full = load_instance(path)
         assert check_instance_metrics(full) == [], path
-        kept = [m for m in full.eval_config.metrics if unit_registry.get(m.type).deterministic]
+        kept = [m for m in full.eval_config.metrics if UNITS.get(m.type).deterministic]
         if not kept:
             continue
         instance = full.model_copy(update={"eval_config": full.eval_config.model_copy(update={"metrics": kept})})

@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from runner.benchmark import ensemble, sensitivity
 from runner.benchmark.truth import TaskSpec, TruthError, assemble_instance
-from validation import unit_registry
 from validation.baseline import task_baselines
 from validation.builtin_units import BUILTIN_UNITS
 from validation.errors import InstanceError, MetricConfigError, ScoringError, UserError
 from validation.instance import Instance, Reference
 from validation.scoring import check_instance_metrics, score_instance
 from validation.unit import Chance, ChanceCase, Unit, UnitOutcome, fail, ground_truth, ignoring_context
+from validation.unit_registry import UNITS
 
 TOY = "toy_parity_check"
 
@@ -40,17 +41,22 @@ def half_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Chance:
     return Chance(0.5, "two parities")
 
 
+def parity(value: Any) -> str:
+    """Two pipelines agree when their answers have the same parity."""
+    return "even" if value % 2 == 0 else "odd"
+
+
 TOY_UNIT = Unit(name=TOY, score=ignoring_context(parity_check), deterministic=True,
-                ground_truth_types=(int,), chance=half_chance)
+                ground_truth_types=(int,), chance=half_chance, ensemble="agree", answer_key=parity)
 
 
 @contextmanager
 def registered(unit: Unit) -> Iterator[Unit]:
-    unit_registry.register(unit)
+    UNITS.register(unit.name, unit)
     try:
         yield unit
     finally:
-        unit_registry.unregister(unit.name)
+        UNITS.unregister(unit.name)
 
 
 def instance(truth: Any, case: str = "01", task: str = "fa_toy") -> Instance:
@@ -73,12 +79,12 @@ def task_spec() -> TaskSpec:
 
 
 def test_a_registered_toy_unit_works_everywhere_and_is_gone_afterwards():
-    assert not unit_registry.is_registered(TOY)
+    assert TOY not in UNITS
     with pytest.raises(ValidationError, match="unknown metric type 'toy_parity_check'"):
         instance(4)
 
     with registered(TOY_UNIT):
-        assert TOY in unit_registry.names() and unit_registry.get(TOY) is TOY_UNIT
+        assert TOY in UNITS.names() and UNITS.get(TOY) is TOY_UNIT
         inst = instance(4)  # MetricSpec reads the registry when it validates
 
         assert score_instance(inst, '{"n": 10}').score == 100.0
@@ -103,7 +109,15 @@ def test_a_registered_toy_unit_works_everywhere_and_is_gone_afterwards():
         with pytest.raises(TruthError, match=r"toy_parity_check\) got ground truth '3'"):
             assemble_instance(spec, spec.bindings[0], reference, {"n": "3"})
 
-    assert TOY not in unit_registry.names()
+        # an open task's pipelines agree as the unit says, and mutants are scored on it
+        rule = ensemble.EnsembleRule()
+        ensemble.check_rule(rule, TOY)
+        assert TOY in ensemble.ensemble_types() and sensitivity.is_field_type(TOY)
+        assert ensemble.resolve(rule, TOY, {"welch": 5, "multitaper": 3}).value == 3  # pipelines by name
+        with pytest.raises(ensemble.EnsembleRejected, match="disagree"):
+            ensemble.resolve(rule, TOY, {"welch": 4, "multitaper": 3})
+
+    assert TOY not in UNITS.names()
     with pytest.raises(ValidationError, match="unknown metric type"):
         instance(4)
 
@@ -111,21 +125,21 @@ def test_a_registered_toy_unit_works_everywhere_and_is_gone_afterwards():
 def test_registering_a_name_twice_raises_and_keeps_the_first():
     with registered(TOY_UNIT):
         with pytest.raises(ValueError, match="registered twice"):
-            unit_registry.register(Unit(name=TOY, score=ignoring_context(parity_check), deterministic=True))
-        assert unit_registry.get(TOY) is TOY_UNIT
+            UNITS.register(TOY, Unit(name=TOY, score=ignoring_context(parity_check), deterministic=True))
+        assert UNITS.get(TOY) is TOY_UNIT
     with pytest.raises(ValueError, match="registered twice"):
-        unit_registry.register(BUILTIN_UNITS[0])
+        UNITS.register(BUILTIN_UNITS[0].name, BUILTIN_UNITS[0])
 
 
 def test_unknown_type_is_a_config_error_naming_the_known_ones():
     with pytest.raises(MetricConfigError, match="unknown metric type 'nope'; expected one of .*numeric_check"):
-        unit_registry.get("nope")
+        UNITS.get("nope")
 
 
 def test_only_deterministic_units_have_a_chance_rule():
     with pytest.raises(ValueError, match="only a deterministic unit"):
         Unit(name="toy_judge", score=ignoring_context(parity_check), deterministic=False, chance=half_chance)
-    for unit in unit_registry.units():
+    for unit in UNITS.items():
         assert unit.chance is None or unit.deterministic, unit.name
 
 
@@ -137,7 +151,7 @@ def test_check_params_rejects_broken_params_of_every_builtin_unit():
 
 
 def test_builtin_vocabulary_is_brainbench_and_eegagentbench():
-    assert unit_registry.names()[: len(BUILTIN_UNITS)] == (
+    assert UNITS.names()[: len(BUILTIN_UNITS)] == (
         "numeric_check", "categorical_check", "set_match_check", "sequence_match_check",
         "file_status_check", "semantic_consistency", "safety_compliance", "factual_qa_check",
         "label_check", "interval_events_check", "hypnogram_check")
@@ -148,6 +162,9 @@ def test_builtin_vocabulary_is_brainbench_and_eegagentbench():
     assert [u.name for u in BUILTIN_UNITS if u.chance] == [
         "numeric_check", "categorical_check", "set_match_check", "sequence_match_check", "label_check"]
     assert [u.name for u in BUILTIN_UNITS if u.reasoned_params] == ["numeric_check"]
+    assert {u.name: u.ensemble for u in BUILTIN_UNITS if u.ensemble} == {
+        "numeric_check": "median", "categorical_check": "agree", "set_match_check": "agree",
+        "sequence_match_check": "agree", "label_check": "agree"}
 
 
 @pytest.mark.parametrize("error", [MetricConfigError, InstanceError, ScoringError])

@@ -128,7 +128,7 @@ def label_chance(cases: Sequence[ChanceCase], distinct_answers: int) -> Chance:
 # interval_events_check and hypnogram_check score a whole record (Dice, kappa): no constant
 # answer baseline.
 LABEL_CHECK = Unit(name="label_check", score=ignoring_context(label_check), deterministic=True,
-                   chance=label_chance, family="categorical")
+                   chance=label_chance, family="categorical", ensemble="agree")
 INTERVAL_EVENTS_CHECK = Unit(name="interval_events_check", score=ignoring_context(interval_events_check),
                              deterministic=True, family="events")
 HYPNOGRAM_CHECK = Unit(name="hypnogram_check", score=ignoring_context(hypnogram_check), deterministic=True,

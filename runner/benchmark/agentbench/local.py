@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from runner.benchmark import truth
-from runner.benchmark.agentbench.adapters import ADAPTERS
+from runner.benchmark.agentbench.adapters import get_adapter
 from runner.benchmark.agentbench.adapters.base import DatasetTask, LocalCase
 from runner.benchmark.agentbench.specs import PARSER_PROMPT, SCRIPT, SUBSET
 from runner.core.fileio import write_atomic
@@ -30,7 +30,7 @@ STAGE_DIR = "local"
 def build_local(dataset: str, root: Path, project_root: Path, data_root: Path,
                 out_dir: Path) -> list[Path]:
     """Stage the dataset's cases and write its instance files; returns their paths."""
-    adapter = ADAPTERS.get(dataset)
+    adapter = get_adapter(dataset)
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise UserError(f"--root {root} is not a directory")

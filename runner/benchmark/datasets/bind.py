@@ -25,7 +25,7 @@ from runner.benchmark.agentbench.adapters.base import LocalCase, opaque_names, p
 from runner.benchmark.agentbench.local import stage_case
 from runner.benchmark.datasets.base import Recording
 from runner.benchmark.datasets.binders import BINDERS, Proposal, Unfit, unfit_reason
-from runner.benchmark.datasets.readers import READERS
+from runner.benchmark.datasets.readers import get_reader
 from validation.errors import UserError
 
 DEFAULT_MAX_BINDINGS = 8
@@ -40,7 +40,7 @@ def bind_dataset(dataset: str, root: Path, project_root: Path, data_root: Path, 
     root = Path(root).expanduser().resolve()
     if not root.is_dir():
         raise UserError(f"--root {root} is not a directory")
-    recordings = READERS.get(dataset).recordings(root)
+    recordings = get_reader(dataset).recordings(root)
     names = opaque_names([r.key for r in recordings], "r", dataset)
     result = truth.Built()
     items: list[tuple[truth.TaskSpec, truth.Binding]] = []
@@ -69,7 +69,7 @@ def _local_spec(spec: truth.TaskSpec, dataset: str) -> truth.TaskSpec:
     assert spec.local is not None
     return spec.model_copy(update={
         "instruction": spec.local.instruction or spec.instruction,
-        "original_dataset": f"local copy of {getattr(READERS.get(dataset), 'TITLE', dataset)}",
+        "original_dataset": f"local copy of {getattr(get_reader(dataset), 'TITLE', dataset)}",
         "bindings": [], "blind_validation": None,
     })
 

@@ -17,7 +17,6 @@ from typing import Any
 from runner.benchmark import ensemble as ensembles
 from runner.benchmark.truth.specs import Binding, BindingRejected, TaskMetric, TaskSpec, TruthError
 from runner.core.fileio import sha256_file
-from validation import unit_registry
 from validation.errors import MetricConfigError
 from validation.instance import (
     DIFFICULTY_LEVELS,
@@ -29,6 +28,7 @@ from validation.instance import (
     Reference,
 )
 from validation.unit import GT_KEY
+from validation.unit_registry import UNITS
 
 # Libraries whose versions can change a result, beyond those a script imports itself.
 RESULT_DEPENDENCIES = {
@@ -196,7 +196,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
         value = ensemble_truth.value if ensemble_truth is not None else _script_value(case_id, metric, result)
         if ensemble_truth is not None and ensemble_truth.tolerance is not None:
             params["tolerance"] = ensemble_truth.tolerance
-        expected = unit_registry.get(metric.type).ground_truth_types
+        expected = UNITS.get(metric.type).ground_truth_types
         if expected and (isinstance(value, bool) or not isinstance(value, expected)):
             raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}) got "
                              f"ground truth {value!r} of type {type(value).__name__}")
@@ -207,7 +207,7 @@ def _metric_with_truth(case_id: str, metric: TaskMetric, result: dict[str, Any],
     if metric.tolerance_reason:
         extra["tolerance_reason"] = metric.tolerance_reason
     try:  # a broken spec fails here, not when a run starts
-        unit_registry.get(metric.type).check_params(params)
+        UNITS.get(metric.type).check_params(params)
     except MetricConfigError as exc:
         raise TruthError(f"{case_id}: metric {metric.metric_id} ({metric.type}): {exc}") from None
     return MetricSpec(metric_id=metric.metric_id, type=metric.type, target_key=metric.target_key,

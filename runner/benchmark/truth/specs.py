@@ -20,7 +20,6 @@ from runner.benchmark import ensemble as ensembles
 from runner.benchmark.datasets.needs import LocalRules
 from runner.benchmark.ensemble import EnsembleRule
 from runner.benchmark.variants.rules import VariantRules
-from validation import unit_registry
 from validation.errors import UserError
 from validation.instance import (
     ALL_SUBSETS,
@@ -30,6 +29,7 @@ from validation.instance import (
     check_subset,
 )
 from validation.unit import TRUTH_KEYS
+from validation.unit_registry import UNITS
 
 TASKS_DIR = Path("instances/tasks")
 MANIFESTS_DIR = Path("instances/manifests")
@@ -81,7 +81,7 @@ class TaskMetric(MetricSpec):
             ensembles.check_rule(self.ensemble, self.type)
             if "tolerance" in self.params:
                 raise ValueError("params.tolerance is derived from the ensemble's spread, not written")
-        for param in unit_registry.get(self.type).reasoned_params:  # type: validated above
+        for param in UNITS.get(self.type).reasoned_params:  # type: validated above
             if self.ensemble is None and not isinstance(self.params.get(param), (int, float)):
                 raise ValueError(f"{self.type} needs a numeric params.{param}")
             if not self._reason(param):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from braintools import COMMON_GROUPS
-from runner.core.registry import Registry
+from extensions.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ SUBAGENTS: Registry[Subagent] = Registry("subagent")
 
 
 def _register(agent: Subagent) -> None:
-    SUBAGENTS.register(agent.name, lambda: agent)
+    SUBAGENTS.register(agent.name, agent)
 
 
 _register(Subagent(
@@ -54,4 +54,4 @@ def default_agent(bench_subset: str) -> Subagent:
 
 def all_agents() -> list[Subagent]:
     """Every registered subagent, in registration order."""
-    return [SUBAGENTS.get(name) for name in SUBAGENTS.names()]
+    return list(SUBAGENTS.items())

@@ -12,6 +12,7 @@ from typing import Any
 
 import braintools
 import eegtools
+import extensions
 from runner.paradigms.base import Episode, Paradigm
 from runner.paradigms.brainagent.agents import all_agents
 from runner.paradigms.brainagent.kernel import KernelTools
@@ -25,8 +26,10 @@ class BrainAgent(Paradigm):
     """Supervisor + registered subagents over the braintools toolset in the kernel."""
 
     name = "brainagent"
-    # braintools builds its schemas with eegtools.schema, so both packages are mounted
-    libraries: tuple[Path, ...] = (Path(braintools.__file__).resolve().parent, Path(eegtools.__file__).resolve().parent)
+    # braintools builds on the tool core in eegtools and registers its tools in an
+    # extensions.Registry, so the three packages are mounted
+    libraries: tuple[Path, ...] = (Path(braintools.__file__).resolve().parent, Path(eegtools.__file__).resolve().parent,
+                                   Path(extensions.__file__).resolve().parent)
 
     def run(self, episode: Episode) -> InstanceOutcome:
         """The supervisor loop, with the toolset in the episode's sandbox."""

@@ -16,6 +16,7 @@ from validation.instance import AGENTBENCH_SUBSET
 
 SECTION = "EEGAgentBench"
 T2_TASK = "eab_t2_artifact"
+T2_METRIC = "answer"  # the task's one metric, its label
 
 
 def tables(ctx: ReportContext) -> list[ReportTable]:
@@ -64,7 +65,7 @@ def _t2_rows(run: RunData) -> list[tuple[InstanceRow, str, str]]:
     """(row, reference label, predicted label or "unparseable") of each scored T2 run."""
     found = []
     for row in scored(run.rows):
-        unit = next((u for u in row.units if u.type == "label_check"), None)
+        unit = next((u for u in row.units if u.metric_id == T2_METRIC), None)
         if row.task_id != T2_TASK or unit is None or unit.expected is None:
             continue
         labels = [str(x) for x in row.reference.get("labels", [])] or ["clean", "ocular", "muscle"]

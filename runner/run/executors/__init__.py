@@ -1,25 +1,17 @@
-"""Executors by name: `EXECUTORS.get("threads")` (runner/run/executors/base.py: the contract)."""
+"""Executors by name: `get_executor("threads")` (runner/run/executors/base.py: the contract)."""
 from __future__ import annotations
 
-from runner.core.registry import Registry
+from collections.abc import Callable
+
+from extensions.registry import Registry, lazy
 from runner.run.executors.base import Executor
 
-EXECUTORS: Registry[Executor] = Registry("executor")
+EXECUTORS: Registry[Callable[[], Executor]] = Registry("executor")
+
+EXECUTORS.register("threads", lazy("runner.run.executors.threads", "ThreadExecutor"))
+EXECUTORS.register("ray", lazy("runner.run.executors.ray_cluster", "RayExecutor"))
 
 
-def _threads() -> Executor:
-    from runner.run.executors.threads import ThreadExecutor
-
-    return ThreadExecutor()
-
-
-EXECUTORS.register("threads", _threads)
-
-
-def _ray() -> Executor:
-    from runner.run.executors.ray_cluster import RayExecutor
-
-    return RayExecutor()
-
-
-EXECUTORS.register("ray", _ray)
+def get_executor(name: str) -> Executor:
+    """Build the executor registered as `name`; UnknownName lists the known ones."""
+    return EXECUTORS.get(name)()

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from runner.core.paths import Environment, Paths
-from runner.models.kinds import build_model
-from runner.models.openai_client import endpoint_from_env
-from runner.models.spec import ModelSpec
-from runner.paradigms import PARADIGMS
+from runner.models.credentials import endpoint_from_env
+from runner.models.kinds import ModelSpec, build_model
+from runner.paradigms import get_paradigm
 from runner.run.bundle import Bundle, BundleRecorder, WorkerSpec
 from runner.run.instance import InstanceParts, InstanceRunner
 from runner.run.preflight import Fingerprint, NodeCheck, check_node
@@ -42,7 +41,7 @@ def worker_data_root(spec: WorkerSpec) -> Path:
 def preflight(spec: WorkerSpec, node: str, expected: Fingerprint) -> NodeCheck:
     """The node's pre-flight (runner/run/preflight.py), run on that node, and whether the
     node holds the endpoint's key (which never travels with the spec)."""
-    paradigm = PARADIGMS.get(spec.config.paradigm)
+    paradigm = get_paradigm(spec.config.paradigm)
     backend, _ = choose_backend(spec.config.sandbox)
     check = check_node(node, backend, paradigm.needs_sandbox, worker_data_root(spec), expected)
     problem = endpoint_problem(spec, Environment.from_os().variables)
@@ -54,7 +53,7 @@ def preflight(spec: WorkerSpec, node: str, expected: Fingerprint) -> NodeCheck:
 def endpoint_problem(spec: WorkerSpec, node_env: Mapping[str, str]) -> str | None:
     """Why this node cannot reach the run's endpoint (an openai model's key is missing or its
     key file unreadable here), or None."""
-    if ModelSpec.parse(spec.config.model).kind != "openai":
+    if not ModelSpec.parse(spec.config.model).model_kind.remote:
         return None
     try:
         endpoint_from_env({**node_env, **spec.variables})
@@ -97,7 +96,7 @@ class InstanceActor:
         logging.getLogger().setLevel(logging.INFO)  # controller.log takes INFO records
         variables = {**Environment.from_os().variables, **spec.variables}
         env = Environment(paths=Paths.from_environ(variables), variables=variables)
-        paradigm = PARADIGMS.get(spec.config.paradigm)
+        paradigm = get_paradigm(spec.config.paradigm)
         backend, _ = choose_backend(spec.config.sandbox)
         model = build_model(spec.config.model, env=env, settings=spec.config.model_settings)
         if spec.limiter is not None and hasattr(model, "limiter"):

@@ -215,12 +215,12 @@ def _round_robin(per_node: dict[str, int], jobs: int) -> list[str]:
 def _with_shared_limiter(ray: Any, spec: WorkerSpec) -> WorkerSpec:
     """An endpoint model's limits hold across the cluster: one limiter actor for the run
     (a model with its own server per worker, or none, paces nothing shared)."""
+    from runner.models.kinds import ModelSpec
     from runner.models.openai_client import limiter_options
     from runner.models.ratelimit import EndpointLimiter
-    from runner.models.spec import ModelSpec
     from runner.run.executors.ray_actor import SharedLimiter
 
-    if ModelSpec.parse(spec.config.model).kind != "openai":
+    if not ModelSpec.parse(spec.config.model).model_kind.remote:
         return spec
     handle = ray.remote(EndpointLimiter).options(num_cpus=0).remote(**limiter_options(spec.config.model_settings))
     return replace(spec, limiter=SharedLimiter(handle))

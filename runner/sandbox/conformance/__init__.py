@@ -7,7 +7,7 @@ CPU), timeouts and restarts, state across cells, artifacts, teardown. Besides th
 and `Backend` contract, the checks use the host-side inspection calls of runner/sandbox/base.py
 (host_pids, leftovers, kernel_pid, own_state, kernel_python, kernel_command).
 
-    with Context(lambda: BACKENDS.get("local"), workdir) as ctx:
+    with Context(lambda: get_backend("local"), workdir) as ctx:
         for check in CHECKS:
             check(ctx)
 

@@ -7,13 +7,12 @@ import pytest
 
 from runner.core.paths import Environment, Paths
 from runner.core.settings import ModelSettings
-from runner.models.kinds import build_model
+from runner.models.kinds import MODEL_KINDS, BadModelSpec, ModelSpec, build_model
 from runner.models.null import NullModel
 from runner.models.openai_client import OpenAIModel
 from runner.models.oracle import OracleModel
 from runner.models.replay import ReplayModel
 from runner.models.scripted import ScriptedModel
-from runner.models.spec import BadModelSpec, ModelSpec
 from validation.errors import UserError
 
 
@@ -100,8 +99,15 @@ def test_scoring_endpoints_refuse_nothing_they_treat_as_a_name(text):
     assert ModelSpec.parse(text, role="scoring").kind == "openai"
 
 
-def test_every_evaluated_kind_can_be_built():
-    from runner.models.kinds import _BUILDERS
-    from runner.models.spec import KINDS
+@pytest.mark.parametrize("name", MODEL_KINDS.names())
+def test_every_kind_names_builders_that_exist(name):
+    kind = MODEL_KINDS.get(name)
+    builders = [kind.build] + ([kind.endpoint] if kind.endpoint else [])
+    assert all(callable(b.target()) for b in builders)  # type: ignore[attr-defined]
 
-    assert {name for name, kind in KINDS.items() if kind.evaluated} == set(_BUILDERS)
+
+def test_scoring_kinds_are_those_with_an_endpoint_builder():
+    scoring = {k.name for k in MODEL_KINDS.items() if k.endpoint is not None}
+    assert scoring == {"script", "openai", "local"}
+    for name in scoring:
+        assert ModelSpec.parse(f"{name}:x", role="scoring").kind == name

@@ -6,7 +6,7 @@ import pytest
 
 from runner.core.config import RunConfig
 from runner.models import credentials
-from runner.models.openai_client import endpoint_from_env
+from runner.models.credentials import endpoint_from_env
 from runner.run.bundle import WorkerSpec
 from runner.run.executors.ray_actor import endpoint_problem
 from validation.errors import UserError

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from runner.models.base import ModelError
-from runner.models.openai_client import RETRY_AFTER_MAX_S, OpenAIModel, endpoint_from_env
+from runner.models.credentials import endpoint_from_env
+from runner.models.openai_client import RETRY_AFTER_MAX_S, OpenAIModel
 from tests.endpoint_stub import RawServer, ScriptedServer, completion_body, error, ok
 from validation.errors import UserError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from runner.sandbox import BACKENDS, conformance
+from runner.sandbox import BACKENDS, conformance, get_backend
 
 pytestmark = pytest.mark.integration
 NEEDS_DOCKER = {"docker"}
@@ -23,7 +23,7 @@ def backend_param(name: str):
 @pytest.fixture(scope="module", params=[backend_param(n) for n in BACKENDS.names()])
 def context(request, tmp_path_factory):
     name = request.param
-    with conformance.Context(lambda: BACKENDS.get(name), tmp_path_factory.mktemp(f"conformance-{name}")) as ctx:
+    with conformance.Context(lambda: get_backend(name), tmp_path_factory.mktemp(f"conformance-{name}")) as ctx:
         yield ctx
 
 

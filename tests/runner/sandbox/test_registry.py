@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.core.registry import UnknownName
+from extensions.registry import UnknownName
 from runner.sandbox import (
     BACKENDS,
     backend_names,
@@ -16,7 +16,7 @@ from runner.sandbox import (
     sandbox_choices,
 )
 from runner.sandbox.base import Backend, SandboxError
-from validation.errors import InfrastructureError, UserError
+from validation.errors import InfrastructureError
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -30,7 +30,7 @@ def test_builtin_backends_are_registered_in_order():
 def test_unknown_backend_is_a_user_error_listing_the_known_ones():
     with pytest.raises(UnknownName, match="unknown sandbox backend 'nope'; known: local, docker"):
         get_backend("nope")
-    with pytest.raises(UserError):
+    with pytest.raises(UnknownName):
         choose_backend("nope")
 
 

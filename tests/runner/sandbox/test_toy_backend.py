@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from runner.sandbox import BACKENDS, backend_names, conformance, sandbox_choices, spawn
+from runner.sandbox import BACKENDS, backend_names, conformance, get_backend, sandbox_choices, spawn
 from runner.sandbox.base import SandboxSpec
 from runner.sandbox.layout import state_dir
 from runner.sandbox.local import LocalBackend, LocalSandbox
@@ -40,7 +40,7 @@ def toy():
 
 @pytest.fixture(scope="module")
 def context(toy, tmp_path_factory):
-    with conformance.Context(lambda: BACKENDS.get(toy), tmp_path_factory.mktemp("toy")) as ctx:
+    with conformance.Context(lambda: get_backend(toy), tmp_path_factory.mktemp("toy")) as ctx:
         yield ctx
 
 

@@ -7,7 +7,9 @@ import pytest
 from runner.core.paths import Environment, Paths
 from runner.core.transcript import Usage
 from runner.models.base import Completion
-from runner.scoring.endpoints import JSON_MODE, Endpoint, EndpointError, _sender, resolve
+from runner.models.endpoint import Endpoint, EndpointError
+from runner.models.openai_client import JSON_MODE, json_sender
+from runner.scoring.endpoints import resolve
 from validation.context import ChatReply
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -121,9 +123,9 @@ class FakeClient:
 
 def test_openai_sender_passes_the_endpoints_usage_on():
     client = FakeClient(Usage(prompt_tokens=812, completion_tokens=31))
-    assert _sender(client)(MSG_A) == ChatReply(text='{"a": 1}', prompt_tokens=812, completion_tokens=31)
+    assert json_sender(client)(MSG_A) == ChatReply(text='{"a": 1}', prompt_tokens=812, completion_tokens=31)
     assert client.extra == [{"response_format": JSON_MODE}]
-    assert _sender(FakeClient(Usage()))(MSG_A) == ChatReply(text='{"a": 1}')
+    assert json_sender(FakeClient(Usage()))(MSG_A) == ChatReply(text='{"a": 1}')
 
 
 # --- resolve --------------------------------------------------------------------------------

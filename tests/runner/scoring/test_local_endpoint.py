@@ -6,8 +6,9 @@ import pytest
 
 from runner.core.paths import Environment
 from runner.core.settings import ModelSettings
+from runner.models.endpoint import Endpoint
 from runner.models.local_server import LocalModel
-from runner.scoring.endpoints import JSON_MODE, Endpoint
+from runner.models.openai_client import JSON_MODE
 from validation.llm_parser import llm_parse
 
 MODELS = Environment.from_os().paths.data_root / "models"

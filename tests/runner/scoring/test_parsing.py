@@ -4,7 +4,7 @@ import json
 import pytest
 
 from runner.models.base import ModelError
-from runner.scoring.endpoints import Endpoint
+from runner.models.endpoint import Endpoint
 from runner.scoring.parsing import ParserUnavailable, parse
 from validation.instance import Instance
 

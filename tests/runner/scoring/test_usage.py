@@ -4,7 +4,7 @@ import json
 import time
 
 from runner.models.base import ModelError
-from runner.scoring.endpoints import Endpoint
+from runner.models.endpoint import Endpoint
 from runner.scoring.scorer import Scorer
 from validation.context import ChatReply
 from validation.instance import Instance

@@ -1,10 +1,10 @@
 import pytest
 
 import validation.builtin_units  # noqa: F401 (registers the built-in units)
-from validation import unit_registry
 from validation.agentbench.answers import run_length
 from validation.agentbench.units import hypnogram_check, interval_events_check, label_check
 from validation.errors import MetricConfigError
+from validation.unit_registry import UNITS
 
 T1 = {"family": "T1", "ground_truth": "C", "labels": ["A", "B", "C", "D"],
       "options": {"A": "a", "B": "b", "C": "3 Hz spike & wave", "D": "d"}}
@@ -14,7 +14,7 @@ T5_FREE = {"family": "T5", "ground_truth": [], "duration_s": 3600, "subject": "c
 
 
 def test_units_are_registered():
-    assert {"label_check", "interval_events_check", "hypnogram_check"} <= set(unit_registry.names())
+    assert {"label_check", "interval_events_check", "hypnogram_check"} <= set(UNITS.names())
 
 
 def test_label_check():

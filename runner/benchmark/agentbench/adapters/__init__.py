@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, cast
 
+from extensions.registry import Registry
 from runner.benchmark.agentbench.adapters.base import DatasetTask
-from runner.core.registry import Registry
 
 
 class Adapter(Protocol):
@@ -20,7 +20,7 @@ class Adapter(Protocol):
         ...
 
 
-ADAPTERS: Registry[Adapter] = Registry("dataset")
+ADAPTERS: Registry[Callable[[], Adapter]] = Registry("dataset")
 
 
 def _module(name: str) -> Callable[[], Adapter]:
@@ -29,3 +29,8 @@ def _module(name: str) -> Callable[[], Adapter]:
 
 for _name in ("bonn", "ds004504", "chbmit", "sleepedfx"):
     ADAPTERS.register(_name, _module(_name))
+
+
+def get_adapter(name: str) -> Adapter:
+    """The module of the dataset registered as `name`, imported now; UnknownName lists the known ones."""
+    return ADAPTERS.get(name)()

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, cast
 
+from extensions.registry import Registry
 from runner.benchmark.datasets.base import Recording
-from runner.core.registry import Registry
 
 
 class Reader(Protocol):
@@ -25,7 +25,7 @@ class Reader(Protocol):
         ...
 
 
-READERS: Registry[Reader] = Registry("dataset reader")
+READERS: Registry[Callable[[], Reader]] = Registry("dataset reader")
 
 
 def _module(name: str) -> Callable[[], Reader]:
@@ -34,3 +34,8 @@ def _module(name: str) -> Callable[[], Reader]:
 
 for _name in ("hmc", "isruc", "eegmat", "sleepedfx", "eegmmidb", "ds002718"):
     READERS.register(_name, _module(_name))
+
+
+def get_reader(name: str) -> Reader:
+    """The module of the dataset reader registered as `name`, imported now; UnknownName lists the known ones."""
+    return READERS.get(name)()

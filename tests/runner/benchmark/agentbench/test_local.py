@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from extensions.registry import UnknownName
 from runner.benchmark.agentbench.local import build_local
 from runner.core.paths import PROJECT_ROOT
 from tests.fixtures import datasets as fx
@@ -48,7 +49,7 @@ def test_stale_instances_of_the_dataset_are_removed(tmp_path):
 
 
 def test_unknown_dataset_and_missing_root_are_named(tmp_path):
-    with pytest.raises(UserError, match="unknown dataset 'tuh'"):
+    with pytest.raises(UnknownName, match="unknown dataset 'tuh'"):
         build_local("tuh", tmp_path, PROJECT_ROOT, tmp_path, tmp_path)
     with pytest.raises(UserError, match="nowhere"):
         build_local("bonn", tmp_path / "nowhere", PROJECT_ROOT, tmp_path, tmp_path)

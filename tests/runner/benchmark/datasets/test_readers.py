@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from runner.benchmark.datasets.base import STAGES, DatasetError, Recording
-from runner.benchmark.datasets.readers import READERS, ds002718, isruc
+from runner.benchmark.datasets.readers import READERS, ds002718, get_reader, isruc
 from runner.benchmark.datasets.readers.common import seconds
 from tests.runner.benchmark.datasets import fixtures as fx
 
@@ -32,7 +32,7 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
 
 
 def read(name: str, root: Path) -> list[Recording]:
-    return READERS.get(name).recordings(root)
+    return get_reader(name).recordings(root)
 
 
 def editable(copy: Callable[[str], Path], name: str, tmp_path: Path) -> Path:
@@ -65,9 +65,9 @@ def staged_raw(recording: Recording, tmp_path: Path):
 def test_the_registry_names_the_six_readers_and_each_documents_its_source():
     assert set(READERS.names()) == set(NAMES)
     for name in NAMES:
-        doc = READERS.get(name).__doc__ or ""
+        doc = get_reader(name).__doc__ or ""
         assert "Native layout" in doc and "https://" in doc and "Licence" in doc, name
-        assert READERS.get(name).TITLE, name
+        assert get_reader(name).TITLE, name
 
 
 @pytest.mark.parametrize("name", NAMES)

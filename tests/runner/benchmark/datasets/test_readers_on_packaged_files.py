@@ -7,7 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from runner.benchmark.datasets.readers import READERS
+from runner.benchmark.datasets.readers import get_reader
 
 DATA = Path(__file__).resolve().parents[4] / "data"
 
@@ -22,7 +22,7 @@ def _link(source: Path, target: Path) -> None:
 
 def test_eegmmidb_reads_physionets_own_file(tmp_path):
     _link(DATA / "eegmmidb" / "S001R02.edf", tmp_path / "files" / "S001" / "S001R02.edf")
-    (recording,) = READERS.get("eegmmidb").recordings(tmp_path)
+    (recording,) = get_reader("eegmmidb").recordings(tmp_path)
     assert (recording.key, recording.subject, recording.sfreq) == ("S001R02", "S001", 160.0)
     assert len(recording.of_kind("eeg")) == 64 and "O1.." in recording.of_kind("eeg")
     assert 60.9 <= recording.duration_s <= 61.1
@@ -33,7 +33,7 @@ def test_eegmmidb_reads_physionets_own_file(tmp_path):
 def test_the_bids_reader_reads_pylosslesss_face_house_folder(tmp_path):
     for name in ("sub-s01_task-faceO_eeg.edf", "sub-s01_task-faceO_events.tsv"):
         _link(DATA / "pylossless" / name, tmp_path / "sub-s01" / "eeg" / name)
-    (recording,) = READERS.get("ds002718").recordings(tmp_path)
+    (recording,) = get_reader("ds002718").recordings(tmp_path)
     assert recording.suffix == ".edf" and recording.content is None  # staged as it is
     assert recording.sfreq == 256.0 and len(recording.of_kind("eeg")) == 128
     assert recording.events_tsv == tmp_path / "sub-s01" / "eeg" / "sub-s01_task-faceO_events.tsv"

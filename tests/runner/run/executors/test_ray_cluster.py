@@ -9,7 +9,7 @@ import pytest
 from runner.core.config import RunConfig
 from runner.core.settings import ResourceLimits
 from runner.run.bundle import WorkerSpec
-from runner.run.executors import EXECUTORS, ray_cluster
+from runner.run.executors import get_executor, ray_cluster
 from runner.run.executors.ray_cluster import MB, _capacity, _connected, _round_robin
 from validation.errors import UserError
 
@@ -37,7 +37,7 @@ def test_slots_spread_across_nodes_up_to_jobs():
 def test_without_ray_installed_the_executor_says_how_to_get_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     with pytest.raises(UserError, match=r"pip install -e '\.\[ray\]'"):
-        EXECUTORS.get("ray").run([], 1, None, threading.Event())  # type: ignore[arg-type]
+        get_executor("ray").run([], 1, None, threading.Event())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("ray_address", "joined"), [(None, "local"), ("10.0.0.1:6379", "10.0.0.1:6379")])
