@@ -1,13 +1,18 @@
 """Reading the paper's JSON action out of a text reply (the tools paradigm without native
-function calling): {"action": "<tool>", "args": {...}} or {"action": "final_answer", "answer": ...}."""
+function calling): {"action": "<tool>", "args": {...}} or {"action": "final_answer", "answer": ...};
+and the two things native calls need read or checked: their arguments and their ids."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+
+from runner.models.base import ToolCall
 
 FINAL = "final_answer"
 MAX_SCAN = 200  # '{' positions tried; bounds the work on hostile text
+REUSED_ID = "reused_call_id"  # the error code of a native call whose id was already used
+REUSED_MESSAGE = "Not run: this call reused the id of an earlier call in this conversation; give each call its own id."
 
 
 @dataclass(frozen=True)
@@ -73,3 +78,29 @@ def parse_arguments(raw: str) -> dict[str, Any] | str:
     except json.JSONDecodeError:
         return raw
     return value if isinstance(value, dict) else raw
+
+
+def with_distinct_ids(calls: list[ToolCall], used: set[str]) -> list[tuple[ToolCall, bool]]:
+    """Each native call as the conversation will hold it, and whether the model reused its id.
+
+    The API wants one `tool` message per distinct id, so a call whose id is empty gets a fresh
+    one (and runs), and a call reusing an id of this conversation gets a fresh one and is
+    refused (the caller records a REUSED_ID error): the next request stays well-formed. `used`
+    gains every id handed out."""
+    taken = used | {call.id for call in calls}  # a fresh id must not be one the model gives later in the reply
+    distinct = []
+    for call in calls:
+        reused = bool(call.id) and call.id in used
+        if reused or not call.id:
+            call = replace(call, id=_fresh(call.id or "call", taken))
+        used.add(call.id)
+        taken.add(call.id)
+        distinct.append((call, reused))
+    return distinct
+
+
+def _fresh(base: str, used: set[str]) -> str:
+    number = 2
+    while f"{base}-{number}" in used:
+        number += 1
+    return f"{base}-{number}"

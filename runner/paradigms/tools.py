@@ -22,7 +22,13 @@ from runner.core.transcript import ActionKind, ToolCallRecord, Turn
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.base import Episode, Paradigm
-from runner.paradigms.json_actions import parse_arguments, parse_json_action
+from runner.paradigms.json_actions import (
+    REUSED_ID,
+    REUSED_MESSAGE,
+    parse_arguments,
+    parse_json_action,
+    with_distinct_ids,
+)
 from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
 from runner.paradigms.toolbox import Toolbox
@@ -53,6 +59,7 @@ class ToolsLoop(TurnLoop):
         self.toolbox = toolbox
         self.schemas = eegtools.schemas() if controls.tool_calling == "auto" else []
         self.calls_made = 0
+        self.call_ids: set[str] = set()  # native call ids handed out so far
         self.ceiling_told = False
         self.failures: Counter[str] = Counter()
         self.no_action = 0
@@ -83,18 +90,20 @@ class ToolsLoop(TurnLoop):
     def _native_calls(self, index: int, completion: Completion, final: bool) -> InstanceOutcome | None:
         """Native calls: every call gets a `tool` message (the API requires one per id)."""
         turn = self._turn(index, completion, "tool_call", final)
+        calls = with_distinct_ids(completion.tool_calls, self.call_ids)
         self.messages.append({
             "role": "assistant",
             "content": completion.text or None,
             "tool_calls": [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in completion.tool_calls
+                for c, _ in calls
             ],
         })
-        for call in completion.tool_calls:
-            if final:
-                text = "Not run: this is the final turn."
-                turn.tool_calls.append(ToolCallRecord(name=call.name, arguments=parse_arguments(call.arguments), call_id=call.id, status="error", error_code=None, result=text))
+        for call, reused in calls:
+            if final or reused:
+                text = "Not run: this is the final turn." if final else REUSED_MESSAGE
+                turn.tool_calls.append(ToolCallRecord(name=call.name, arguments=parse_arguments(call.arguments), call_id=call.id,
+                                                      status="error", error_code=None if final else REUSED_ID, result=text))
             else:
                 text = self._call(turn, call.name, parse_arguments(call.arguments), call.id)
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": text})

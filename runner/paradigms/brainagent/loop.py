@@ -31,7 +31,7 @@ from runner.paradigms.brainagent.replies import (
     parse_subagent,
     parse_supervisor,
 )
-from runner.paradigms.json_actions import parse_arguments
+from runner.paradigms.json_actions import REUSED_ID, REUSED_MESSAGE, parse_arguments, with_distinct_ids
 from runner.paradigms.loop import InstanceOutcome, Stop, TurnLoop, sha256_text
 from runner.sandbox.base import SandboxError
 from validation.instance import Instance
@@ -50,6 +50,7 @@ class BrainAgentLoop(TurnLoop):
         self.tools = tools
         self.tools.time_left = self.time_left
         self.calls_made = 0
+        self.refused_ids: set[str] = set()  # this delegation's native calls that reused an id
         self.ceiling_told = False
         self.forced = False
         self.signatures: Counter[str] = Counter()
@@ -116,6 +117,8 @@ class BrainAgentLoop(TurnLoop):
             {"role": "user", "content": prompts.delegation_message(goal, self.instance)},
         ]
         tool_schemas = schemas(agent.groups) if self.controls.tool_calling == "auto" else []
+        call_ids: set[str] = set()  # native call ids are per conversation
+        self.refused_ids = set()
         no_action = 0
         for index in range(self.controls.max_planning_rounds):
             final = index == self.controls.max_planning_rounds - 1
@@ -123,6 +126,9 @@ class BrainAgentLoop(TurnLoop):
             summary = self._summary()
             messages.append({"role": "user", "content": prompts.round_message(index, summary, final)})
             completion = self._model_call(lambda: self.session.complete_with_tools(list(messages), tool_schemas))
+            native = with_distinct_ids(completion.tool_calls, call_ids)
+            completion.tool_calls = [call for call, _ in native]
+            self.refused_ids |= {call.id for call, reused in native if reused}
             requests = [ToolRequest(c.name, parse_arguments(c.arguments), c.id) for c in completion.tool_calls]
             reply = parse_subagent(completion.text) if not requests else None
             if reply is not None and reply.kind == "calls":
@@ -179,6 +185,10 @@ class BrainAgentLoop(TurnLoop):
         self._check_repeats(turn)
 
     def _call(self, turn: Turn, request: ToolRequest) -> CallOutcome:
+        if request.call_id in self.refused_ids:
+            turn.tool_calls.append(ToolCallRecord(name=request.tool, arguments=request.arguments, call_id=request.call_id,
+                                                  status="error", error_code=REUSED_ID, result=REUSED_MESSAGE))
+            return CallOutcome(REUSED_MESSAGE, False, None)
         if self.calls_made >= self.controls.max_tool_calls:
             if self.ceiling_told:
                 self._record(turn)
