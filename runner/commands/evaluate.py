@@ -13,23 +13,34 @@ from rich.console import Console
 from rich.markup import escape
 
 from runner.benchmark import catalog, sensitivity
+from runner.commands.dry_run import dry_run
+from runner.commands.eval_checks import (
+    check_case_ids,
+    check_eval_paths,
+    check_inputs,
+    check_metrics,
+    check_model_fits,
+    check_model_specs,
+    check_registered,
+    load_instances,
+)
 from runner.commands.logs import agentbench_table, summary_table
 from runner.commands.output import console
 from runner.commands.parser import config_from_args
 from runner.core.config import RunConfig
-from runner.core.paths import Environment, check_writable
+from runner.core.paths import Environment
 from runner.models import credentials
-from runner.models.kinds import BadModelSpec, ModelSpec, build_model
-from runner.paradigms import PARADIGMS, get_paradigm
+from runner.models.kinds import build_model
+from runner.paradigms import get_paradigm
 from runner.run import orphans
 from runner.run.environment import describe
-from runner.run.executors import EXECUTORS, get_executor
+from runner.run.executors import get_executor
 from runner.run.instance import InstanceParts
 from runner.run.instance_set import instance_hash
-from runner.run.records import ResultRecord, split_key
+from runner.run.records import ResultRecord
 from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
-from runner.sandbox import choose_backend, jit_cache, sandbox_choices
+from runner.sandbox import choose_backend, jit_cache
 from runner.sandbox import workspace as workspaces
 from runner.sandbox.base import Backend, SandboxError
 from runner.sandbox.layout import ensure_private_dir
@@ -37,7 +48,7 @@ from runner.scoring.scorer import Scorer, build_scorer
 from validation.baseline import task_baselines, task_levels
 from validation.errors import UserError
 from validation.instance import Instance
-from validation.scoring import check_instance_metrics
+from validation.unit_registry import UNITS
 
 EXIT_INTERRUPTED = 130
 
@@ -72,22 +83,12 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
             return EXIT_INTERRUPTED
     console.print(summary_table(store.summary()))
     if config.model == "oracle" and config.selection == [catalog.CHECK]:
-        console.print(installation_verdict(store.results()), soft_wrap=True)
+        console.print(installation_verdict(store.results(), unwritable(instances, config.paradigm)), soft_wrap=True)
     table = agentbench_table(store)  # EEGAgentBench metrics when the run holds T-instances
     if table is not None:
         console.print(table)
     console.print(f"results: {escape(str(store.root))}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
-
-
-def check_registered(config: RunConfig) -> None:
-    """UserError naming the field when the config's paradigm, sandbox or executor is not a
-    registered one (before anything of the run is made)."""
-    for field, value, names in (("paradigm", config.paradigm, PARADIGMS.names()),
-                                ("sandbox", config.sandbox, sandbox_choices()),
-                                ("executor", config.executor, EXECUTORS.names())):
-        if value not in names:
-            raise UserError(f"run {config.run_id}: {field} {value!r} is not one of {', '.join(names)}")
 
 
 def floors(every: list[Instance], chosen: list[Instance]) -> dict[str, dict[str, list[float]]]:
@@ -99,16 +100,28 @@ def floors(every: list[Instance], chosen: list[Instance]) -> dict[str, dict[str,
     return {task: {metric: list(pair) for metric, pair in metrics.items()} for task, metrics in levels.items()}
 
 
-def installation_verdict(results: list[ResultRecord]) -> str:
-    """The oracle's installation check in one line: every task scored 100, or which did not."""
-    failed = sorted(r.case_id for r in results if r.score != 100)
+def installation_verdict(results: list[ResultRecord], unwritable: set[str] | None = None) -> str:
+    """The oracle's installation check in one line: every task scored 100, or which did not.
+    `unwritable`: cases asking for files the paradigm has no way to write (no sandbox), which
+    cannot score 100 there and say nothing about the install."""
+    unwritable = unwritable or set()
+    failed = sorted(r.case_id for r in results if r.score != 100 and r.case_id not in unwritable)
     tasks = len({r.task_id for r in results})
+    skipped = sum(r.case_id in unwritable for r in results)
     if not failed:
-        return (f"[green]installation check: the oracle scored 100 on one instance of each of {tasks} tasks: "
-                "the install works (make eval SET=all runs every instance)")
+        note = (f" ({skipped} ask for files this paradigm cannot write and are left out)" if skipped else "")
+        return (f"[green]installation check: the oracle scored 100 on one instance of each of {tasks - skipped} tasks"
+                f"{note}: the install works (make eval SET=all runs every instance)")
     return (f"[red]installation check: {len(failed)} of {len(results)} instances did not score 100 "
             f"({', '.join(failed[:8])}{' ...' if len(failed) > 8 else ''}): the install is broken; "
             "eegbench show RUN CASE says why")
+
+
+def unwritable(instances: list[Instance], paradigm: str) -> set[str]:
+    """The cases with an artifact metric when the paradigm has no sandbox to write files in."""
+    if get_paradigm(paradigm).needs_sandbox:
+        return set()
+    return {i.case_id for i in instances if any(UNITS.get(m.type).family == "artifact" for m in i.eval_config.metrics)}
 
 
 @contextlib.contextmanager
@@ -183,54 +196,12 @@ def check_sandbox_limits(config: RunConfig, backend: Backend) -> None:
                         "at a time (--jobs 1)")
 
 
-def load_instances(config: RunConfig, env: Environment) -> list[Instance]:
-    """The case files of --cases, else the built-in benchmark (and local instances)."""
-    if config.cases_dir:
-        return catalog.load_cases(Path(config.cases_dir))
-    return catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
-
-
-def check_model_fits(config: RunConfig, instances: list[Instance]) -> None:
-    """The oracle needs each instance's reference script (case files carry none)."""
-    if config.model != "oracle":
-        return
-    lacking = [i.case_id for i in instances if i.reference is None]
-    if lacking:
-        raise UserError(f"MODEL=oracle needs each instance's reference script; {len(lacking)} case(s) "
-                        f"have none (e.g. {lacking[0]}): official case files are run with a real or script: model")
-
-
 def _scoring_line(scorer: Scorer) -> str:
     d = scorer.describe()
     parser = d["parser"] + (f" ({d['parser_model']['model']})" if d["parser_model"] else "")
     judge = d["judge"]["model"] if d["judge"] else "none (judge units unscored)"
     vlm = d["vlm_judge"]["model"] if d["vlm_judge"] else "none"
     return f"parser {parser}, judge {judge}, VLM judge {vlm}"
-
-
-def check_inputs(instances: list[Instance], root: Path, hint: str) -> None:
-    """Every input file is under the data root; UserError names the first cases lacking one,
-    and ends with `hint` (what to do about it)."""
-    lacking = [(i.case_id, p) for i in instances for p in i.agent_input.input_paths() if not (root / p).is_file()]
-    if not lacking:
-        return
-    shown = "; ".join(f"{case}: agent_input names {path}" for case, path in lacking[:5])
-    more = f" (and {len(lacking) - 5} more)" if len(lacking) > 5 else ""
-    raise UserError(f"input files missing under {root}: {shown}{more} ({hint})")
-
-
-def check_case_ids(instances: list[Instance]) -> None:
-    """No case id reads as another case's later epoch (`x@2`): entry keys name directories."""
-    clashing = [i.case_id for i in instances if split_key(i.case_id) != (i.case_id, 1)]
-    if clashing:
-        raise UserError(f"case ids ending in '@<number>' clash with epoch directories: {', '.join(clashing[:5])}")
-
-
-def check_metrics(instances: list[Instance]) -> None:
-    """Every metric's params are usable before the first instance starts."""
-    problems = [p for i in instances for p in check_instance_metrics(i)]
-    if problems:
-        raise UserError("broken instances: " + "; ".join(problems[:5]))
 
 
 def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
@@ -248,6 +219,10 @@ def cmd_eval(args: argparse.Namespace, env: Environment) -> int:
     if check:
         config = config.model_copy(update={"selection": [catalog.CHECK]})
     check_model_specs(args, env, model)
+    if args.prices is not None and not args.dry_run:
+        raise UserError("--prices: goes with --dry-run (a run records what it really used)")
+    if args.dry_run:
+        return dry_run(config, env=env, console=console, prices=args.prices)
     check_eval_paths(config, env)
     enter_delegated_scope(env)
     return evaluate(config, env=env, console=console, rerun_changed=args.rerun_changed)
@@ -266,25 +241,3 @@ def enter_delegated_scope(env: Environment) -> None:
     os.execvpe(command[0], command, {**env.variables, cgroups.SCOPE_MARKER: "1"})
 
 
-def check_model_specs(args: argparse.Namespace, env: Environment, model: str) -> None:
-    """Every model spec parses; the error names the option or variable the spec came from."""
-    specs = [("--model" if args.model else "MODEL", model, "evaluated")]
-    for option, role, given in (("--parser-model", "parser", args.parser_model), ("--judge", "judge", args.judge),
-                                ("--vlm-judge", "vlm", args.vlm_judge)):
-        variable = f"EEGBENCH_{role.upper()}_MODEL"
-        source, spec = (option, given) if given else (variable, env.get(variable))
-        if spec and spec != "none":
-            specs.append((source, spec, "scoring"))
-    for source, spec, kind in specs:
-        try:
-            ModelSpec.parse(spec, role="evaluated" if kind == "evaluated" else "scoring")
-        except BadModelSpec as exc:
-            raise UserError(f"{source}: {exc}") from None
-
-
-def check_eval_paths(config: RunConfig, env: Environment) -> None:
-    """The folders `eval` reads and writes are usable, checked before a run directory exists."""
-    if config.data_root and not Path(config.data_root).is_dir():
-        raise UserError(f"--data-root {config.data_root}: not a directory (the folder case files' data_path is relative to)")
-    source = "EEGBENCH_RUNS" if env.get("EEGBENCH_RUNS") else "the runs directory"
-    check_writable(env.paths.runs_dir, source, "EEGBENCH_RUNS")

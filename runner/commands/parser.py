@@ -204,6 +204,11 @@ def _eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                    help="run BrainBench-format case files from DIR instead of the built-in benchmark")
     p.add_argument("--data-root", default=None, metavar="PATH",
                    help="folder the case files' data_path and label_path are relative to (default: the data cache)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the instances, the model calls and prompt tokens to expect, the sandbox and the data; "
+                        "start nothing, call no model, write no run")
+    p.add_argument("--prices", default=None, metavar="IN,OUT",
+                   help="with --dry-run: USD per million input and output tokens, e.g. 2.5,10 (prints the cost)")
 
 
 def _scoring_options(p: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ which instance and which turn they are at.
 """
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -17,6 +18,17 @@ from validation.instance import Instance
 # {"role": "system"|"user"|"assistant", "content": "..."}; in the tools paradigm with native
 # function calling also {"role": "assistant", "tool_calls": [...]} and {"role": "tool", ...}.
 Message = dict[str, Any]
+CHARS_PER_TOKEN = 4  # the token estimate of a request before (or without) the endpoint's count
+
+
+def prompt_tokens(messages: list[Message], tools: list[dict[str, Any]] | None = None) -> int:
+    """What a request's prompt costs, about: its JSON text (messages and any tool schemas) at
+    CHARS_PER_TOKEN characters a token. The rate limiter charges this before a reply says,
+    and `eval --dry-run` counts it."""
+    sent = len(json.dumps(messages, ensure_ascii=False, default=str))
+    if tools:
+        sent += len(json.dumps(tools, ensure_ascii=False, default=str))
+    return sent // CHARS_PER_TOKEN
 
 
 # Whose failure a failed model call is (BrainBench's failure policy, appendix D):

@@ -24,7 +24,6 @@ The API key is handed to the SDK and never stored, logged or recorded.
 from __future__ import annotations
 
 import email.utils
-import json
 import logging
 import random
 import re
@@ -41,7 +40,16 @@ from runner.core.paths import Environment
 from runner.core.settings import ModelSettings
 from runner.core.transcript import Usage
 from runner.models import request_body
-from runner.models.base import Completion, Message, Model, ModelError, ModelFailure, ModelSession, ToolCall
+from runner.models.base import (
+    Completion,
+    Message,
+    Model,
+    ModelError,
+    ModelFailure,
+    ModelSession,
+    ToolCall,
+    prompt_tokens,
+)
 from runner.models.credentials import (
     API_KEY_VARS,
     BASE_URL_VARS,
@@ -69,7 +77,6 @@ RETRY_AFTER_MAX_S = 600.0  # a longer Retry-After is a broken header, not a plan
 LEASE_MARGIN_S = 30.0  # beyond the request timeout, before an unreleased connection is taken back
 DEFAULT_MAX_TOKENS = 2048  # when --max-tokens is not given
 JSON_MODE = {"type": "json_object"}  # what parsers and judges ask for
-CHARS_PER_TOKEN = 4  # the token estimate the tpm budget is charged before the reply says
 
 
 def limiter_options(settings: ModelSettings) -> dict[str, Any]:
@@ -232,10 +239,7 @@ class OpenAIModel(Model):
     def estimate_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> int:
         """What a request may cost before its reply says: ~4 characters a token of what is
         sent, plus the whole reply limit (the limiter corrects it with the real usage)."""
-        sent = len(json.dumps(messages, ensure_ascii=False, default=str))
-        if tools:
-            sent += len(json.dumps(tools, ensure_ascii=False, default=str))
-        return sent // CHARS_PER_TOKEN + self.max_tokens
+        return prompt_tokens(messages, tools) + self.max_tokens
 
     def _acquire(self, tokens: int, deadline: float | None = None) -> float:
         """Wait for the limiter's grant; the seconds waited. close() ends the wait, and so

@@ -8,15 +8,16 @@ teardown to one place. Register a paradigm in runner/paradigms/__init__.py.
 """
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runner.core.settings import ControlLimits
 from runner.core.transcript import InfraEvent, Turn
-from runner.models.base import ModelSession
+from runner.models.base import CHARS_PER_TOKEN, Message, ModelSession
 from runner.paradigms.loop import InstanceOutcome, ignore_event, ignore_turn, never
 from runner.sandbox.base import Sandbox
 from validation.instance import Instance
@@ -36,6 +37,14 @@ class Episode:
     on_event: Callable[[InfraEvent], None] = ignore_event  # retries, restarts, sandbox failures
 
 
+@dataclass(frozen=True)
+class FirstRequest:
+    """An instance's first model call: its messages and the tool schemas sent with them."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+
+
 class Paradigm(ABC):
     """One way of letting a model work on an instance (codeact, tools, hybrid, ...)."""
 
@@ -50,3 +59,15 @@ class Paradigm(ABC):
     def describe(self) -> dict[str, Any]:
         """What run.json records about the paradigm (anything that changes what the model sees)."""
         return {"name": self.name}
+
+    def first_request(self, instance: Instance, controls: ControlLimits, data_root: Path) -> FirstRequest:
+        """The messages and tool schemas of the instance's first model call, as `run` sends
+        them: what `eval --dry-run` counts. A paradigm that does not say is counted as the
+        instruction alone."""
+        return FirstRequest([{"role": "user", "content": instance.agent_input.instruction}])
+
+    def typical_calls(self, controls: ControlLimits, reply_tokens: int) -> tuple[int, int]:
+        """(model calls of a typical instance, prompt tokens each turn adds), for `eval
+        --dry-run`: half the turn ceiling, each turn adding half the reply limit and half the
+        cell-output budget."""
+        return math.ceil(controls.max_rounds / 2), (reply_tokens + controls.output_budget_chars // CHARS_PER_TOKEN) // 2

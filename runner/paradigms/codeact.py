@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from runner.core.settings import ControlLimits
@@ -14,7 +15,7 @@ from runner.core.transcript import Observation, Turn
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
 from runner.paradigms.actions import parse_action
-from runner.paradigms.base import Episode, Paradigm
+from runner.paradigms.base import Episode, FirstRequest, Paradigm
 from runner.paradigms.loop import InstanceOutcome, TurnLoop, sha256_text
 from runner.paradigms.loop import Stop as _Stop
 from runner.sandbox.base import Sandbox, SandboxError
@@ -27,6 +28,11 @@ def error_fingerprint(obs: Observation) -> str | None:
         return None
     detail = f"{obs.status}:{obs.error_name or ''}:{obs.error_value or ''}"
     return sha256_text(re.sub(r"0x[0-9a-f]+|\d+", "#", detail))
+
+
+def first_messages(system_prompt: str, instance: Instance) -> list[Message]:
+    """The conversation a CodeAct instance starts with."""
+    return [{"role": "system", "content": system_prompt}, {"role": "user", "content": prompts.instance_message(instance)}]
 
 
 class CodeActLoop(TurnLoop):
@@ -42,11 +48,7 @@ class CodeActLoop(TurnLoop):
         system_prompt: str = prompts.SYSTEM_PROMPT,
         **hooks: Any,
     ) -> None:
-        messages: list[Message] = [
-            {"role": "system", "content": system_prompt},
-            {"role": "user", "content": prompts.instance_message(instance)},
-        ]
-        super().__init__(instance, session, controls, messages, **hooks)
+        super().__init__(instance, session, controls, first_messages(system_prompt, instance), **hooks)
         self.sandbox = sandbox
         self.code_counts: Counter[str] = Counter()
         self.error_counts: Counter[str] = Counter()
@@ -132,3 +134,7 @@ class CodeAct(Paradigm):
             system_prompt=self.system_prompt, should_stop=episode.should_stop, on_turn=episode.on_turn,
             on_event=episode.on_event,
         ).run()
+
+    def first_request(self, instance: Instance, controls: ControlLimits, data_root: Path) -> FirstRequest:
+        """The system prompt and the instance message; no tool schemas."""
+        return FirstRequest(first_messages(self.system_prompt, instance))

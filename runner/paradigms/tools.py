@@ -13,7 +13,9 @@ failing calls, and the instance deadline.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import eegtools
@@ -21,7 +23,7 @@ from runner.core.settings import ControlLimits
 from runner.core.transcript import ActionKind, ToolCallRecord, Turn
 from runner.models.base import Completion, Message, ModelSession
 from runner.paradigms import prompts
-from runner.paradigms.base import Episode, Paradigm
+from runner.paradigms.base import Episode, FirstRequest, Paradigm
 from runner.paradigms.json_actions import (
     REUSED_ID,
     REUSED_MESSAGE,
@@ -40,6 +42,15 @@ def answer_report(answer: Any) -> str:
     return json.dumps({"answer": answer}, ensure_ascii=False, indent=2, default=str)
 
 
+def first_request(instance: Instance, toolbox: Toolbox, controls: ControlLimits) -> FirstRequest:
+    """The conversation a tools instance starts with, and the schemas offered natively."""
+    messages: list[Message] = [
+        {"role": "system", "content": prompts.tools_system_prompt()},
+        {"role": "user", "content": prompts.tools_instance_message(instance, toolbox.describe_records())},
+    ]
+    return FirstRequest(messages, eegtools.schemas() if controls.tool_calling == "auto" else [])
+
+
 class ToolsLoop(TurnLoop):
     """One instance under the tools paradigm's controls: turn and tool-call ceilings, repeats."""
 
@@ -51,13 +62,10 @@ class ToolsLoop(TurnLoop):
         controls: ControlLimits,
         **hooks: Any,
     ) -> None:
-        messages: list[Message] = [
-            {"role": "system", "content": prompts.tools_system_prompt()},
-            {"role": "user", "content": prompts.tools_instance_message(instance, toolbox.describe_records())},
-        ]
-        super().__init__(instance, session, controls, messages, **hooks)
+        first = first_request(instance, toolbox, controls)
+        super().__init__(instance, session, controls, first.messages, **hooks)
         self.toolbox = toolbox
-        self.schemas = eegtools.schemas() if controls.tool_calling == "auto" else []
+        self.schemas = first.tools
         self.calls_made = 0
         self.call_ids: set[str] = set()  # native call ids handed out so far
         self.ceiling_told = False
@@ -179,6 +187,14 @@ class Tools(Paradigm):
         toolbox = Toolbox(episode.instance, episode.data_root, episode.controls.tool_budget_tokens)
         return ToolsLoop(episode.instance, episode.session, toolbox, episode.controls,
                          should_stop=episode.should_stop, on_turn=episode.on_turn, on_event=episode.on_event).run()
+
+    def first_request(self, instance: Instance, controls: ControlLimits, data_root: Path) -> FirstRequest:
+        """The system prompt, the instance message with its records, the tool schemas."""
+        return first_request(instance, Toolbox(instance, data_root, controls.tool_budget_tokens), controls)
+
+    def typical_calls(self, controls: ControlLimits, reply_tokens: int) -> tuple[int, int]:
+        """Half the turn ceiling, each turn adding half the reply limit and half the tool-output budget."""
+        return math.ceil(controls.max_rounds / 2), (reply_tokens + controls.tool_budget_tokens) // 2
 
     def describe(self) -> dict[str, Any]:
         """The tool schemas change what the model sees: their hash goes into run.json."""

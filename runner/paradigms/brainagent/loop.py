@@ -37,16 +37,18 @@ from runner.sandbox.base import SandboxError
 from validation.instance import Instance
 
 
+def supervisor_messages(instance: Instance, controls: ControlLimits) -> list[Message]:
+    """The conversation the supervisor starts with (no tool schemas: it only delegates)."""
+    return [{"role": "system", "content": prompts.supervisor_system(all_agents(), controls.max_objectives)},
+            {"role": "user", "content": prompts.task_message(instance)}]
+
+
 class BrainAgentLoop(TurnLoop):
     """One instance under BrainAgent: supervisor turns around subagent planning rounds."""
 
     def __init__(self, instance: Instance, session: ModelSession, tools: KernelTools, controls: ControlLimits,
                  **hooks: Any) -> None:
-        messages: list[Message] = [
-            {"role": "system", "content": prompts.supervisor_system(all_agents(), controls.max_objectives)},
-            {"role": "user", "content": prompts.task_message(instance)},
-        ]
-        super().__init__(instance, session, controls, messages, **hooks)
+        super().__init__(instance, session, controls, supervisor_messages(instance, controls), **hooks)
         self.tools = tools
         self.tools.time_left = self.time_left
         self.calls_made = 0

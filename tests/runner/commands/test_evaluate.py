@@ -5,10 +5,13 @@ import os
 import pytest
 from rich.console import Console
 
-from runner.commands.evaluate import check_registered, check_sandbox_limits, evaluate
+from runner.benchmark import catalog
+from runner.commands.eval_checks import check_registered
+from runner.commands.evaluate import check_sandbox_limits, evaluate, installation_verdict, unwritable
 from runner.core.config import RunConfig
 from runner.core.paths import Environment, Paths
 from runner.core.settings import ResourceLimits
+from runner.run.records import ResultRecord
 from runner.sandbox import layout, workspace
 from runner.sandbox.local import LocalBackend
 from validation.errors import UserError
@@ -78,3 +81,19 @@ def test_a_scratch_dir_someone_else_owns_stops_the_run_naming_it(monkeypatch, tm
     layout.user_dir().mkdir(mode=0o700)  # made by its real owner
     with pytest.raises(UserError, match=f"{layout.user_dir()} is owned by uid {owner}, .*: remove it .*TMPDIR"):
         check_sandbox_limits(config(jobs=1), RlimitsOnly())
+
+
+def result(case_id: str, score: float) -> ResultRecord:
+    return ResultRecord(case_id=case_id, task_id=case_id.rsplit("-", 1)[0], bench_subset="s", status="solution",
+                        score=score, rounds=1, prompt_tokens=0, completion_tokens=0, duration_s=0.0)
+
+
+def test_the_installation_check_leaves_out_files_a_paradigm_cannot_write():
+    instances = catalog.select(catalog.load_all(), ["fa_pipeline_plux_qc-01", "fa_alpha_relpower-01"])
+    assert unwritable(instances, "tools") == {"fa_pipeline_plux_qc-01"}  # it asks for a CSV
+    assert unwritable(instances, "codeact") == set()
+    results = [result("fa_pipeline_plux_qc-01", 80.0), result("fa_alpha_relpower-01", 100.0)]
+    assert "install works" in installation_verdict(results, unwritable(instances, "tools"))
+    assert "1 of 2 instances did not score 100" in installation_verdict(results, unwritable(instances, "codeact"))
+    broken = [result("fa_pipeline_plux_qc-01", 80.0), result("fa_alpha_relpower-01", 50.0)]
+    assert "fa_alpha_relpower-01): the install is broken" in installation_verdict(broken, unwritable(instances, "tools"))
