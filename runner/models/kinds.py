@@ -115,6 +115,7 @@ register(ModelKind("null", "none", "null", _build("null")))
 register(ModelKind("constant", "none", "constant", _build("constant")))
 register(ModelKind("script", "required", "script:PATH", _build("scripted"), _endpoint("scripted")))
 register(ModelKind("replay", "required", "replay:RUN_DIR", _build("replay")))
+register(ModelKind("human", "none", "human", _build("human")))
 register(ModelKind("openai", "required", "openai:NAME", _build("openai_client"), _endpoint("openai_client"),
                    default_parser=True, remote=True))
 register(ModelKind("local", "optional", "local[:GGUF]", _build("local_server"), _endpoint("local_server"),
