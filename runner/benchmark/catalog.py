@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from runner.benchmark import lite
 from runner.core.paths import Paths
 from validation.errors import InstanceError, UserError
 from validation.instance import AGENTBENCH_SUBSET, Instance, load_instance
@@ -71,17 +72,20 @@ def _unique(files: list[Path], instances: list[Instance]) -> list[Instance]:
 
 ALL = "all"  # every instance of the default benchmark
 CHECK = "check"  # one instance of each of its tasks: what `make eval` without a MODEL runs
+LITE = "lite"  # the published lite subset (runner/benchmark/lite.py)
 
 
 def select(instances: list[Instance], selectors: list[str]) -> list[Instance]:
     """Keep instances matching any selector: `all` (the default benchmark), `check` (its first
-    instance of each task), a subset name (any case, '_' for spaces), a task id, a case id, or
-    a task-id prefix ending in '*'. No selector keeps the default benchmark: every instance
-    but the EEGAgentBench ones (SET=eegagentbench selects those)."""
+    instance of each task), `lite` (the published lite subset), a subset name (any case, '_'
+    for spaces), a task id, a case id, or a task-id prefix ending in '*'. No selector keeps the
+    default benchmark: every instance but the EEGAgentBench ones (SET=eegagentbench selects those)."""
     benchmark = [i for i in instances if i.meta_info.bench_subset != AGENTBENCH_SUBSET]
     if not selectors:
         return benchmark
     named = {ALL: {id(i) for i in benchmark}, CHECK: {id(i) for i in one_per_task(benchmark)}}
+    if LITE in (s.lower() for s in selectors):
+        named[LITE] = {id(i) for i in lite_subset(instances)}
     unmatched = [s for s in selectors if s.lower() not in named and not any(_matches(i, s) for i in instances)]
     if unmatched:
         raise UserError(f"SET: no instance matches {', '.join(unmatched)}")
@@ -91,6 +95,17 @@ def select(instances: list[Instance], selectors: list[str]) -> list[Instance]:
         return id(instance) in chosen if chosen is not None else _matches(instance, selector)
 
     return [i for i in instances if any(wanted(i, s) for s in selectors)]
+
+
+def lite_subset(instances: list[Instance]) -> list[Instance]:
+    """The published lite subset's instances; UserError names published cases not loaded."""
+    by_case = {i.case_id: i for i in instances}
+    published = lite.read(INSTANCES_DIR.parent)
+    missing = [c for c in published if c not in by_case]
+    if missing:
+        raise UserError(f"SET=lite: {len(missing)} published case(s) are not in the instance set (e.g. {missing[0]}); "
+                        "`eegbench instances --lite` rewrites the subset from the current set")
+    return [by_case[c] for c in published]
 
 
 def one_per_task(instances: list[Instance]) -> list[Instance]:

@@ -274,6 +274,8 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
         return _export_instances(chosen, args, env)
     if args.sensitivity:
         return _sensitivity(chosen, args, env)
+    if args.lite:
+        return _write_lite(loaded, args, env)
     if args.check or args.first or args.no_cache or args.jobs is not None:
         raise UserError("instances: --check, --first, --jobs and --no-cache go with --sensitivity")
     if args.calibrate:
@@ -298,6 +300,24 @@ def cmd_instances(args: argparse.Namespace, env: Environment) -> int:
     if high:
         console.print(f"[red]best constant answer above the limit: {', '.join(high)}")
     return 1 if bad or high else 0
+
+
+def _write_lite(loaded: list[Instance], args: argparse.Namespace, env: Environment) -> int:
+    """Rewrite lite.json from the whole default set (a filter would change the subset)."""
+    from runner.benchmark import lite
+    from runner.core.fileio import write_atomic
+
+    if args.subset or args.task or args.difficulty:
+        raise UserError("instances --lite: the subset is drawn from the whole benchmark; drop --subset/--task/--difficulty")
+    text = lite.manifest_text(catalog.select(loaded, []))
+    path = env.paths.project_root / lite.LITE_PATH
+    changed = not path.is_file() or path.read_text(encoding="utf-8") != text
+    write_atomic(path, text)
+    written = json.loads(text)
+    console.print(f"{path}: {written['instances']} instances of {written['tasks']} tasks "
+                  f"({', '.join(f'{n} {s}' for s, n in written['by_subset'].items())})"
+                  + ("" if changed else "; unchanged"), soft_wrap=True)
+    return 0
 
 
 def _sensitivity(chosen: list[Instance], args: argparse.Namespace, env: Environment) -> int:

@@ -125,6 +125,9 @@ def _instances_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="with --sensitivity: worker processes (default: one per CPU)")
     p.add_argument("--no-cache", action="store_true", help="with --sensitivity: rerun every mutant")
+    p.add_argument("--lite", action="store_true",
+                   help="rewrite the published lite subset (instances/manifests/lite.json, SET=lite) from the "
+                        "current instance set by its seeded rule")
 
 
 def _plans_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
