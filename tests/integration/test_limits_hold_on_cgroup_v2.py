@@ -28,6 +28,11 @@ def users() -> Iterator[tuple[User, User, str]]:
 
 
 UML_KERNEL = "/usr/bin/linux.uml"  # Debian's user-mode-linux (make uml)
+# What the guest kernel prints, then panics, when it cannot restore a process's FPU state through
+# ptrace: seen on hosts whose CPU has a large XSAVE area (AMX), with Debian's UML 6.1 and 6.12
+# alike. Nothing in the guest ran, so the test can prove nothing there: it reports XFAIL with the
+# reason (never a pass); any other failure to boot still fails.
+UML_CANNOT_RUN = "ptrace set fp regs failed"
 # The guest's pid 1: a pure cgroup v2 machine; the checks as root (in the root cgroup); then, once
 # its manager delegated user-<uid> to the user, as the user. The host's /tmp, /run and /dev are
 # not the guest's.
@@ -132,6 +137,9 @@ def test_cgroup_v2_limits_hold_for_root_and_for_a_user_in_a_delegated_subtree(us
         boot = subprocess.run([UML_KERNEL, "mem=3G", "rootfstype=hostfs", "rootflags=/", "rw", f"init={init}",
                                "con0=null,fd:1", "con=null"], stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=1700)
+        if UML_CANNOT_RUN in boot.stdout:
+            pytest.xfail(f"user-mode Linux cannot run a process on this host's CPU ({UML_CANNOT_RUN!r}, then a "
+                         "panic): the cgroup v2 limits are unproven on this machine")
         as_root, as_user = _findings(out / "root.log", boot), _findings(out / "user.log", boot)
     finally:
         shutil.rmtree(out, ignore_errors=True)
