@@ -41,10 +41,12 @@ def dry_run(config: RunConfig, *, env: Environment, console: Console, prices: st
     console.print(f"dry run: model {escape(config.model)}, paradigm {config.paradigm}, {len(instances)} instances{epochs} "
                   f"({', '.join(f'{n} {s}' for s, n in sorted(subsets.items()))}), jobs {config.jobs}")
     console.print(f"instances: {_sample([i.case_id for i in instances])}", soft_wrap=True)
-    console.print(f"data: {root} ({_inputs(instances, root)})", soft_wrap=True)
+    missing = _missing_inputs(instances, root)
+    files = len({p for i in instances for p in i.agent_input.input_paths()})
+    console.print(f"data: {root} ({f'[red]{escape(missing)}[/red]' if missing else f'all {files} input files present'})",
+                  soft_wrap=True)
     console.print(f"sandbox: {_sandbox(config) if paradigm.needs_sandbox else 'none (the paradigm runs its tools in the controller)'}")
-    inputs_present = all((root / p).is_file() for i in instances for p in i.agent_input.input_paths())
-    if inputs_present or paradigm.needs_sandbox:
+    if missing is None or paradigm.needs_sandbox:
         found = estimate(paradigm, instances, config.controls, root, config.model_settings.max_tokens, config.epochs)
         console.print(estimate_table(found, price))
         first = list(found.first_prompt_tokens.values())
@@ -78,13 +80,13 @@ def _sample(case_ids: list[str], shown: int = 6) -> str:
     return ", ".join(case_ids[:shown]) + (f" (+{more} more)" if more > 0 else "")
 
 
-def _inputs(instances: list[Instance], root: Path) -> str:
+def _missing_inputs(instances: list[Instance], root: Path) -> str | None:
+    """What `eval` would say of the missing input files, or None when all are there."""
     try:
         check_inputs(instances, root, "run `make data`")
     except UserError as exc:
-        return f"[red]{escape(str(exc))}[/red]"
-    files = {p for i in instances for p in i.agent_input.input_paths()}
-    return f"all {len(files)} input files present"
+        return str(exc)
+    return None
 
 
 def _sandbox(config: RunConfig) -> str:
