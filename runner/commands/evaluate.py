@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from runner.commands.parser import config_from_args
 from runner.core.config import RunConfig
 from runner.core.paths import Environment
 from runner.models import credentials
+from runner.models.base import Model
 from runner.models.kinds import build_model
 from runner.paradigms import get_paradigm
 from runner.run import orphans
@@ -42,7 +44,7 @@ from runner.run.scheduler import Interrupted, RunParts, Scheduler
 from runner.run.store import RunStore
 from runner.sandbox import choose_backend, jit_cache
 from runner.sandbox import workspace as workspaces
-from runner.sandbox.base import Backend, SandboxError
+from runner.sandbox.base import Backend, JitCacheMount, SandboxError
 from runner.sandbox.layout import ensure_private_dir
 from runner.scoring.scorer import Scorer, build_scorer
 from validation.baseline import task_baselines, task_levels
@@ -68,12 +70,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
     check_case_ids(instances)
     store = RunStore(env.paths.runs_dir / config.run_id)
     with run_parts(config, env, root, console) as (parts, environment):
-        store.open(config, {**environment, "instance_set_hash": catalog.instance_set_hash(instances),
-                            "instance_hashes": {i.case_id: instance_hash(i) for i in instances},
-                            "instances": len(instances), "floors": floors(every, instances),
-                            "sensitivity": sensitivity.recorded_summaries(env.paths.project_root,
-                                                                          [i.task_id for i in instances])},
-                   rerun_changed=rerun_changed)
+        store.open(config, {**environment, **instance_record(env, every, instances)}, rerun_changed=rerun_changed)
         epochs = f", {config.epochs} epochs" if config.epochs > 1 else ""
         console.print(f"run {config.run_id}: model {escape(config.model)}, {len(instances)} instances{epochs}, jobs {config.jobs}")
         try:
@@ -89,6 +86,15 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
         console.print(table)
     console.print(f"results: {escape(str(store.root))}  (eegbench logs {config.run_id}; eegbench show {config.run_id} CASE)")
     return 0
+
+
+def instance_record(env: Environment, every: list[Instance], instances: list[Instance]) -> dict[str, Any]:
+    """What run.json records about the instances a run selected (of `every` loaded): their
+    hashes, whose change a resume refuses, and the floors and sensitivity its report prints."""
+    return {"instance_set_hash": catalog.instance_set_hash(instances),
+            "instance_hashes": {i.case_id: instance_hash(i) for i in instances},
+            "instances": len(instances), "floors": floors(every, instances),
+            "sensitivity": sensitivity.recorded_summaries(env.paths.project_root, [i.task_id for i in instances])}
 
 
 def floors(every: list[Instance], chosen: list[Instance]) -> dict[str, dict[str, list[float]]]:
@@ -124,11 +130,33 @@ def unwritable(instances: list[Instance], paradigm: str) -> set[str]:
     return {i.case_id for i in instances if any(UNITS.get(m.type).family == "artifact" for m in i.eval_config.metrics)}
 
 
+@dataclass(frozen=True)
+class SandboxChoice:
+    """The sandbox backend a run uses, why, and the kernels' compile cache on this machine."""
+
+    backend: Backend
+    choice: str
+    jit_cache: JitCacheMount | None
+    jit_cache_why: str
+
+
 @contextlib.contextmanager
 def run_parts(config: RunConfig, env: Environment, data_root: Path,
               console: Console) -> Iterator[tuple[RunParts, dict[str, Any]]]:
     """The model, paradigm, sandbox backend, executor and scorer a config names, and what
     run.json records about them; the model and the scorer are closed on exit."""
+    sandbox = prepare_sandbox(config, env, console)  # before the model: a local server starts slowly
+    model = build_model(config.model, env=env, settings=config.model_settings)
+    try:
+        with parts_around(model, sandbox, config, env, data_root, console, evaluated=config.model) as made:
+            yield made
+    finally:
+        model.close()
+
+
+def prepare_sandbox(config: RunConfig, env: Environment, console: Console) -> SandboxChoice:
+    """The backend the config chooses, checked usable with the run's limits (UserError says
+    what to change), with what crashed runs left behind collected and the compile cache found."""
     paradigm = get_paradigm(config.paradigm)
     backend, choice = choose_backend(config.sandbox)
     available, why = backend.available()
@@ -147,28 +175,34 @@ def run_parts(config: RunConfig, env: Environment, data_root: Path,
                               else (None, "no sandbox"))
     if paradigm.needs_sandbox and compiled is None:
         console.print(f"[yellow]{escape(compiled_why)}")
-    model = build_model(config.model, env=env, settings=config.model_settings)
-    scorer: Scorer | None = None
+    return SandboxChoice(backend, choice, compiled, compiled_why)
+
+
+@contextlib.contextmanager
+def parts_around(model: Model, sandbox: SandboxChoice, config: RunConfig, env: Environment, data_root: Path,
+                 console: Console, *, evaluated: str | None) -> Iterator[tuple[RunParts, dict[str, Any]]]:
+    """The run's parts around a model already built (its owner closes it), and what run.json
+    records about them; the scorer is closed on exit. `evaluated`: the model spec a parser
+    falls back to (scoring/endpoints.py), None when the model is not an eegbench kind."""
+    paradigm = get_paradigm(config.paradigm)
+    scorer = build_scorer(config.scoring, evaluated=evaluated, env=env)
     try:
-        scorer = build_scorer(config.scoring, evaluated=config.model, env=env)
         console.print(f"scoring: {escape(_scoring_line(scorer))}")
-        instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=backend, data_root=data_root,
-                                       jit_cache=compiled)
+        instance_parts = InstanceParts(model=model, paradigm=paradigm, backend=sandbox.backend, data_root=data_root,
+                                       jit_cache=sandbox.jit_cache)
         parts = RunParts(instance=instance_parts, executor=get_executor(config.executor), scorer=scorer)
         yield parts, {
             **describe(env.paths.project_root),
             "model": model.describe(),
             "paradigm": paradigm.describe(),
             "scoring": scorer.describe(),
-            "sandbox_backend": backend.name,
-            "sandbox_choice": choice,
-            "sandbox": backend.describe(),
-            "jit_cache": compiled_why,
+            "sandbox_backend": sandbox.backend.name,
+            "sandbox_choice": sandbox.choice,
+            "sandbox": sandbox.backend.describe(),
+            "jit_cache": sandbox.jit_cache_why,
         }
     finally:
-        if scorer is not None:
-            scorer.close()
-        model.close()
+        scorer.close()
 
 
 def check_sandbox_limits(config: RunConfig, backend: Backend) -> None:

@@ -214,11 +214,11 @@ def _sample(store: RunStore, config: RunConfig, result: ResultRecord) -> EvalSam
         id=result.case_id,
         epoch=result.epoch,
         input=instance.agent_input.instruction,
-        target=json.dumps(_expected(instance), ensure_ascii=False, default=str),
+        target=json.dumps(expected_values(instance), ensure_ascii=False, default=str),
         messages=_messages(transcript, config.model),
         output=_output(report, config.model, usage),
-        scores=_scores(result, store.read_score(result.key), report),
-        metadata=_metadata(result, transcript),
+        scores=sample_scores(result, store.read_score(result.key), report),
+        metadata=sample_metadata(result, transcript),
         model_usage={config.model: usage} if usage is not None else {},
         started_at=_iso(started) if started is not None else None,
         completed_at=_iso(started + result.duration_s) if started is not None else None,
@@ -229,7 +229,8 @@ def _sample(store: RunStore, config: RunConfig, result: ResultRecord) -> EvalSam
     )
 
 
-def _expected(instance: Instance) -> dict[str, Any]:
+def expected_values(instance: Instance) -> dict[str, Any]:
+    """Each metric's reference value (None where a unit has no single one, e.g. a judge)."""
     expected: dict[str, Any] = {}
     for metric in instance.eval_config.metrics:
         try:
@@ -239,7 +240,8 @@ def _expected(instance: Instance) -> dict[str, Any]:
     return expected
 
 
-def _metadata(result: ResultRecord, transcript: TranscriptRecord) -> dict[str, Any]:
+def sample_metadata(result: ResultRecord, transcript: TranscriptRecord) -> dict[str, Any]:
+    """What a sample's metadata holds: the results line's fields, the paradigm, error and events."""
     return {
         "task_id": result.task_id,
         "bench_subset": result.bench_subset,
@@ -312,8 +314,15 @@ def _limit(result: ResultRecord, config: RunConfig) -> EvalSampleLimit | None:
 def _messages(transcript: TranscriptRecord, model: str) -> list[ChatMessage]:
     """The transcript's messages one for one (a dropped or merged one would misplace turns)."""
     records = {c.call_id: c for turn in transcript.turns for c in turn.tool_calls if c.call_id}
+    return chat_messages(transcript.messages, model, records)
+
+
+def chat_messages(messages: list[dict[str, Any]], model: str,
+                  records: dict[str, ToolCallRecord] | None = None) -> list[ChatMessage]:
+    """eegbench's messages (as sent to a model) as Inspect's, one for one; `records` (call id
+    -> the tool call's record) marks the tool results that were errors."""
     names: dict[str, str] = {}  # call id -> function, from the assistant message that made it
-    return [_message(entry, model, names, records) for entry in transcript.messages]
+    return [_message(entry, model, names, records or {}) for entry in messages]
 
 
 def _message(entry: dict[str, Any], model: str, names: dict[str, str],
@@ -371,7 +380,8 @@ def _tool_error(record: ToolCallRecord | None) -> ToolCallError | None:
 # -- the score -----------------------------------------------------------------------------
 
 
-def _scores(result: ResultRecord, score: InstanceScore | None, report: str) -> dict[str, Score] | None:
+def sample_scores(result: ResultRecord, score: InstanceScore | None, report: str) -> dict[str, Score] | None:
+    """The results line and its score.json as Inspect's score "eegbench" (none for infra_error)."""
     if result.status == "infra_error":
         return None  # never scored: the sample carries an error instead
     answer = report[:ANSWER_CHARS] + ("…" if len(report) > ANSWER_CHARS else "")

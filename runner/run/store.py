@@ -136,7 +136,7 @@ class RunStore:
         if self.exists():
             self._check_same(config)
             self._check_instances(environment, rerun_changed)
-            self._record_epochs(config.epochs)
+            self.record_epochs(config.epochs)
             self._compact_results()
             return True
         (self.root / "instances").mkdir(parents=True, exist_ok=True)
@@ -199,7 +199,7 @@ class RunStore:
         record["reruns"] = reruns
         write_json(self.root / RUN_JSON, record)
 
-    def _record_epochs(self, epochs: int) -> None:
+    def record_epochs(self, epochs: int) -> None:
         """A rerun with more epochs extends the run: run.json's config then says how many it
         has (never fewer: a rerun with fewer epochs keeps the later ones)."""
         path = self.root / RUN_JSON
