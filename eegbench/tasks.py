@@ -14,6 +14,9 @@ Task arguments (`-T name=value`), each optional:
 - `jobs`: instances running at once in eegbench's sandboxes (default 1); `--max-samples` above
   it only queues samples.
 - `sandbox`: local, docker or auto, as `eegbench eval --sandbox`.
+- `controls`: eegbench's interaction controls to change, a mapping of their names
+  (runner/core/settings.py's ControlLimits) to values, e.g. `-T 'controls={max_rounds: 10,
+  deadline_s: 300}'`; the rest keep `eegbench eval`'s defaults.
 
 A sample is one instance: id = case id, input = its instruction, target = each metric's
 reference value (JSON), metadata = task id, subset and difficulty. Inspect's `--limit`,
@@ -24,11 +27,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from inspect_ai import Task, task
 from inspect_ai._util.error import PrerequisiteError  # what `inspect eval` reports as a message
 from inspect_ai.dataset import MemoryDataset, Sample
+from pydantic import ValidationError
 
 from eegbench.run import InspectRun, Selection
 from eegbench.scorer import instance_score
@@ -37,6 +41,7 @@ from runner.benchmark import catalog
 from runner.commands.eval_checks import check_case_ids, check_inputs, check_metrics
 from runner.core.config import RunConfig, check_run_id
 from runner.core.paths import Environment
+from runner.core.settings import ControlLimits
 from runner.report.inspect_log import expected_values
 from runner.sandbox import sandbox_choices
 from validation.errors import UserError
@@ -58,8 +63,9 @@ def _registered(paradigm: str, summary: str) -> Callable[..., Task]:
     """The task `eegbench/<paradigm>`: one registered function per paradigm, as Inspect finds them."""
 
     def build(set: str | list[str] = "", subset: str = "", task: str = "", run: str = "", jobs: int = 1,
-              sandbox: str = "local") -> Task:
-        return paradigm_task(paradigm, set=set, subset=subset, task=task, run=run, jobs=jobs, sandbox=sandbox)
+              sandbox: str = "local", controls: dict[str, Any] | None = None) -> Task:
+        return paradigm_task(paradigm, set=set, subset=subset, task=task, run=run, jobs=jobs, sandbox=sandbox,
+                             controls=controls or {})
 
     build.__name__ = build.__qualname__ = paradigm
     build.__doc__ = summary
@@ -72,11 +78,14 @@ brainagent = _registered("brainagent", "BrainAgent: a planner delegating to tool
 tools = _registered("tools", "eegtools as JSON actions, no code (artifact tasks cannot be written).")
 
 
-def paradigm_task(paradigm: str, *, set: str | list[str], subset: str, task: str, run: str, jobs: int, sandbox: str) -> Task:
+def paradigm_task(paradigm: str, *, set: str | list[str], subset: str, task: str, run: str, jobs: int, sandbox: str,
+                  controls: dict[str, Any]) -> Task:
     """The task running `paradigm` over the instances the arguments select."""
     set = ",".join(set) if isinstance(set, list) else set  # Inspect reads -T set=a,b as a list
-    arguments = {"set": set, "subset": subset, "task": task, "run": run, "jobs": jobs, "sandbox": sandbox}
+    arguments = {"set": set, "subset": subset, "task": task, "run": run, "jobs": jobs, "sandbox": sandbox,
+                 "controls": controls}
     where = f"eegbench/{paradigm}"
+    limits = control_limits(where, controls)
     if run:
         _argument(where, "run", lambda: check_run_id(run))
     for name, value in (("subset", subset), ("task", task), ("run", run), ("sandbox", sandbox)):
@@ -94,7 +103,7 @@ def paradigm_task(paradigm: str, *, set: str | list[str], subset: str, task: str
     check_case_ids(instances)
     selection = Selection(every=every, instances=instances, arguments=arguments)
     config = RunConfig(run_id=run or "unnamed", model="inspect", paradigm=paradigm,
-                       selection=catalog.parse_selection(set), jobs=jobs, sandbox=sandbox)
+                       selection=catalog.parse_selection(set), jobs=jobs, sandbox=sandbox, controls=limits)
     eegbench_run = InspectRun(config, env, selection, named=bool(run))
     return Task(dataset=dataset(instances, where), solver=run_instance(eegbench_run),
                 scorer=instance_score(eegbench_run), metadata={"eegbench_paradigm": paradigm, **arguments})
@@ -119,6 +128,22 @@ def select(where: str, every: list[Instance], set: str, subset: str, task: str) 
                           if value)
         raise TaskArgumentError(f"{where}: -T {given} select no instance together")
     return chosen
+
+
+def control_limits(where: str, controls: object) -> ControlLimits:
+    """eegbench's interaction controls with the given ones changed; TaskArgumentError names a
+    control that does not exist or a value it does not take."""
+    if not isinstance(controls, dict):
+        raise TaskArgumentError(f"{where}: -T controls={controls!r}: give a mapping, e.g. -T 'controls={{max_rounds: 10}}'")
+    unknown = sorted(str(name) for name in controls if name not in ControlLimits.model_fields)
+    if unknown:
+        raise TaskArgumentError(f"{where}: -T controls: no control named {', '.join(unknown)}; the controls are "
+                                f"{', '.join(ControlLimits.model_fields)}")
+    try:
+        return ControlLimits(**controls)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise TaskArgumentError(f"{where}: -T controls: {problems}") from None
 
 
 def dataset(instances: list[Instance], where: str) -> MemoryDataset:

@@ -64,6 +64,9 @@ def test_set_as_inspect_reads_a_comma_list_and_narrowing_by_subset_and_task():
     ({"sandbox": "vm"}, "-T sandbox='vm' is not one of "),
     ({"run": "a b"}, "-T run: RUN='a b': use letters"),
     ({"subset": ["a", "b"]}, "-T subset=['a', 'b']: give one name"),
+    ({"controls": {"max_rounds": 0}}, "-T controls: max_rounds: Input should be greater than or equal to 1"),
+    ({"controls": {"rounds": 3}}, "-T controls: no control named rounds; the controls are "),
+    ({"controls": "max_rounds=3"}, "-T controls='max_rounds=3': give a mapping"),
 ])
 def test_bad_arguments_stop_the_task_naming_the_argument(arguments, message):
     with pytest.raises(TaskArgumentError) as caught:

@@ -155,3 +155,13 @@ def test_an_inspect_token_limit_ends_the_instance_as_token_limit(eegbench, tmp_p
     assert "Inspect's token limit" in result["error"] and len(server.requests) == 1
     [sample] = read_log(tmp_path / "log").samples
     assert sample.scores["eegbench"].value == 0.0 and sample.metadata["status"] == "token_limit"
+
+
+def test_inspect_task_controls_change_eegbench_controls(eegbench, tmp_path):
+    with LimitedEndpoint(oracle_replies(CASES[:1])) as server:
+        inspect_eval(eegbench, server, tmp_path / "log", "eegbench/codeact", "-T", f"set={CASES[0]}",
+                     "-T", "run=one-round", "-T", "controls={max_rounds: 1, deadline_s: 300}")
+    [result] = eegbench.results("one-round")
+    assert (result["status"], result["rounds"]) == ("max_rounds", 1) and len(server.requests) == 1
+    controls = json.loads((eegbench.runs_dir / "one-round" / "run.json").read_text())["config"]["controls"]
+    assert (controls["max_rounds"], controls["deadline_s"]) == (1, 300.0)
