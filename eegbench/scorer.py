@@ -3,9 +3,9 @@
 The solver's instance was scored by eegbench's scorer as it finished (score.json); this reads
 it back as Inspect's score: value = the score 0..100, answer = the report's start, explanation
 = one line per validation unit, metadata = each unit's score, weight, predicted and expected
-value, the parse method and any violations. A sample that an Inspect limit (`--time-limit`) ended
-before its instance finished scores 0, as an instance ending without a report does. Inspect's metrics are the mean and its standard
-error over the samples.
+value, the parse method and any violations. A sample that an Inspect limit (`--time-limit`)
+ended before its instance finished scores 0, as an instance ending without a report does.
+Inspect's metrics are the mean and its standard error over the samples.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from inspect_ai.model import ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from eegbench.run import InspectRun
-from runner.report.inspect_log import chat_messages, sample_metadata
+from runner.report.inspect_log import sample_metadata, transcript_messages
 
 ENTRY_KEY = "eegbench_entry"  # the sample's store: the run entry the scorer reads
 
@@ -24,7 +24,7 @@ def run_instance(run: InspectRun) -> Solver:
         record = await run.run(str(state.sample_id), state.epoch, model)
         store = run.store
         transcript = store.read_transcript(record.key)
-        state.messages = chat_messages(transcript.messages, f"inspect:{model}")
+        state.messages = transcript_messages(transcript, f"inspect:{model}")
         state.output = ModelOutput.from_content(model, store.read_report(record.key))
         state.metadata.update(sample_metadata(record, transcript), eegbench_run=store.run_id)
         state.store.set(ENTRY_KEY, record.key)

@@ -38,7 +38,7 @@ from eegbench.run import InspectRun, Selection
 from eegbench.scorer import instance_score
 from eegbench.solver import run_instance
 from runner.benchmark import catalog
-from runner.commands.eval_checks import check_case_ids, check_inputs, check_metrics
+from runner.commands.eval_checks import check_runnable
 from runner.core.config import RunConfig, check_run_id
 from runner.core.paths import Environment
 from runner.core.settings import ControlLimits
@@ -98,9 +98,7 @@ def paradigm_task(paradigm: str, *, set: str | list[str], subset: str, task: str
     env = Environment.from_os()
     every = catalog.load_all(env.paths.instances_dir, env.paths.local_instances)
     instances = select(where, every, set, subset, task)
-    check_inputs(instances, env.paths.data_root, "run `make data`")
-    check_metrics(instances)
-    check_case_ids(instances)
+    check_runnable(instances, env.paths.data_root, "run `make data`")
     selection = Selection(every=every, instances=instances, arguments=arguments)
     config = RunConfig(run_id=run or "unnamed", model="inspect", paradigm=paradigm,
                        selection=catalog.parse_selection(set), jobs=jobs, sandbox=sandbox, controls=limits)
@@ -115,7 +113,7 @@ def select(where: str, every: list[Instance], set: str, subset: str, task: str) 
     chosen = _argument(where, "set", lambda: catalog.select(every, catalog.parse_selection(set)))
     if subset:
         names = sorted({catalog.subset_slug(i.meta_info.bench_subset) for i in every})
-        wanted = subset.lower().replace(" ", "_")
+        wanted = catalog.subset_slug(subset)
         if wanted not in names:
             raise TaskArgumentError(f"{where}: -T subset={subset!r} is not a subset; the subsets are {', '.join(names)}")
         chosen = [i for i in chosen if catalog.subset_slug(i.meta_info.bench_subset) == wanted]

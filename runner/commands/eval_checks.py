@@ -57,6 +57,15 @@ def check_inputs(instances: list[Instance], root: Path, hint: str) -> None:
     raise UserError(f"input files missing under {root}: {shown}{more} ({hint})")
 
 
+def check_runnable(instances: list[Instance], root: Path, hint: str) -> None:
+    """What every run checks of its instances before anything starts: the input files are under
+    `root` (`hint`: what to do when one is not), the metrics usable and the case ids apart from
+    epoch directories; UserError says which."""
+    check_inputs(instances, root, hint)
+    check_metrics(instances)
+    check_case_ids(instances)
+
+
 def check_case_ids(instances: list[Instance]) -> None:
     """No case id reads as another case's later epoch (`x@2`): entry keys name directories."""
     clashing = [i.case_id for i in instances if split_key(i.case_id) != (i.case_id, 1)]

@@ -16,13 +16,11 @@ from rich.markup import escape
 from runner.benchmark import catalog, sensitivity
 from runner.commands.dry_run import dry_run
 from runner.commands.eval_checks import (
-    check_case_ids,
     check_eval_paths,
-    check_inputs,
-    check_metrics,
     check_model_fits,
     check_model_specs,
     check_registered,
+    check_runnable,
     load_instances,
 )
 from runner.commands.logs import agentbench_table, summary_table
@@ -65,9 +63,7 @@ def evaluate(config: RunConfig, *, env: Environment, console: Console, rerun_cha
         raise UserError("no instances to run (instances/ is empty: run `make truth`)")
     root = Path(config.data_root) if config.data_root else env.paths.data_root
     check_model_fits(config, instances)
-    check_inputs(instances, root, "check --data-root" if config.cases_dir else "run `make data`")
-    check_metrics(instances)
-    check_case_ids(instances)
+    check_runnable(instances, root, "check --data-root" if config.cases_dir else "run `make data`")
     store = RunStore(env.paths.runs_dir / config.run_id)
     with run_parts(config, env, root, console) as (parts, environment):
         store.open(config, {**environment, **instance_record(env, every, instances)}, rerun_changed=rerun_changed)

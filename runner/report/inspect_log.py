@@ -215,7 +215,7 @@ def _sample(store: RunStore, config: RunConfig, result: ResultRecord) -> EvalSam
         epoch=result.epoch,
         input=instance.agent_input.instruction,
         target=json.dumps(expected_values(instance), ensure_ascii=False, default=str),
-        messages=_messages(transcript, config.model),
+        messages=transcript_messages(transcript, config.model),
         output=_output(report, config.model, usage),
         scores=sample_scores(result, store.read_score(result.key), report),
         metadata=sample_metadata(result, transcript),
@@ -311,7 +311,7 @@ def _limit(result: ResultRecord, config: RunConfig) -> EvalSampleLimit | None:
 # -- messages ------------------------------------------------------------------------------
 
 
-def _messages(transcript: TranscriptRecord, model: str) -> list[ChatMessage]:
+def transcript_messages(transcript: TranscriptRecord, model: str) -> list[ChatMessage]:
     """The transcript's messages one for one (a dropped or merged one would misplace turns)."""
     records = {c.call_id: c for turn in transcript.turns for c in turn.tool_calls if c.call_id}
     return chat_messages(transcript.messages, model, records)
